@@ -1,0 +1,149 @@
+"""Commands of the `fatpaths` CLI: compile and topo, plus each feature area's own commands."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from fatpaths_cfg import api
+from fatpaths_cfg.errors import UserErrors
+
+err_console = Console(stderr=True)
+console = Console()
+T = TypeVar("T")
+
+EXIT_USER_ERROR = 2
+
+
+def run_or_exit(action: Callable[[], T]) -> T:
+    """Run a stage; user errors are printed (all of them) and exit 2, without a traceback."""
+    try:
+        return action()
+    except UserErrors as exc:
+        for error in exc.errors:
+            print(f"error: {error}", file=sys.stderr)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+
+def default_output(inventory: Path, fabric_name: str | None = None) -> Path:
+    return Path("out") / (fabric_name or inventory.stem)
+
+
+def compile_command(
+    inventory: Path = typer.Argument(..., help="Inventory YAML (wiring or generator spec)."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
+) -> None:
+    """Compile an inventory into layers, forwarding tables, configs and host plans."""
+    with console.status("compiling") as status:
+
+        def progress(stage: str) -> None:
+            status.update(f"compiling: {stage}")
+
+        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
+        target = out or default_output(inventory, compiled.name)
+        tree = api.build_output(compiled, progress)
+        written, unchanged = tree.commit(target)
+    console.print(
+        f"compiled [bold]{compiled.name}[/]: {compiled.fabric.nr} switches, "
+        f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
+        f"{target} ({written} files written, {unchanged} unchanged)"
+    )
+
+
+def topo_generate(
+    kind: str = typer.Argument(..., help="Topology kind (see `fatpaths topo kinds`)."),
+    param: list[str] = typer.Option(
+        [], "-p", "--param", help="NAME=VALUE, repeatable (e.g. -p q=5)."
+    ),
+    out: Path = typer.Option(..., "-o", "--out", help="Inventory YAML to write."),
+    name: str | None = typer.Option(None, "--name", help="Fabric name (default: KIND-PARAMS)."),
+    seed: int = typer.Option(1, "--seed", help="Wiring seed for random topologies."),
+) -> None:
+    """Write a wiring inventory for a generated topology."""
+    from fatpaths_cfg.inventory.expand import run_generator, topology_wiring
+
+    params: dict[str, Any] = {}
+    for item in param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            err_console.print(f"error: --param {item!r}: expected NAME=VALUE")
+            raise typer.Exit(EXIT_USER_ERROR)
+        params[key.strip()] = yaml.safe_load(value)
+    params["seed"] = seed
+    topology = run_or_exit(
+        lambda: run_generator(kind, params, "<command line>", lambda _: 0, "--param")
+    )
+    fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
+    data = {
+        "fabric": fabric_name,
+        "defaults": {"platform": "frr", "link_speed": "100G"},
+        **topology_wiring(topology),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
+    console.print(
+        f"wrote {out}: {len(topology.switch_names)} switches, "
+        f"{len(topology.edges)} links, {sum(topology.hosts_per_switch)} hosts"
+    )
+
+
+def topo_show(
+    inventory: Path = typer.Argument(..., help="Inventory YAML."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
+    from fatpaths_cfg.topology_stats import topology_stats
+
+    _, fabric = run_or_exit(lambda: api.load_fabric(inventory))
+    stats = topology_stats(fabric)
+    if json_out:
+        import json
+
+        console.print_json(json.dumps(stats))
+        return
+    table = Table(title=f"{fabric.name}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in stats.items():
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+def topo_kinds() -> None:
+    """List topology kinds and their parameters."""
+    from fatpaths_cfg.topologies import KINDS
+
+    table = Table(title="topology kinds")
+    table.add_column("kind")
+    table.add_column("parameters")
+    for kind, specs in KINDS.items():
+        table.add_row(
+            kind, ", ".join(f"{s.name}{'' if s.required else f'={s.default}'}" for s in specs)
+        )
+    console.print(table)
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("compile")(compile_command)
+    topo = typer.Typer(help="Generate and inspect topologies.", no_args_is_help=True)
+    topo.command("generate")(topo_generate)
+    topo.command("show")(topo_show)
+    topo.command("kinds")(topo_kinds)
+    app.add_typer(topo, name="topo")
+    for module_name in FEATURE_MODULES:
+        importlib.import_module(module_name).add_commands(app)
+
+
+# Feature areas that contribute their own commands (verify, lab, simulate, ...).
+FEATURE_MODULES: tuple[str, ...] = ()

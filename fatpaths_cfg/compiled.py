@@ -1,0 +1,177 @@
+"""The compiled fabric: the IR every later stage (render, verify, lab, simulate) reads.
+
+`fabric.json` is its schema-versioned, human-readable form and `routing.npz` holds the dense
+per-layer tables. Both are written in a fixed order so the same inventory and seed give the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.fabric import Fabric, Host, Link, Switch
+from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
+from fatpaths_cfg.layers import Layer
+from fatpaths_cfg.routing import Routing
+
+SCHEMA = "fatpaths.fabric/1"
+
+
+@dataclass
+class CompiledFabric:
+    fabric: Fabric
+    routing_spec: RoutingSpec
+    addressing_spec: AddressingSpec
+    seed: int
+    layers: list[Layer]
+    routing: Routing
+    inventory_name: str
+    deadlock_free: list[bool] = field(default_factory=list)
+    # Filled by the addressing stage: the JSON-ready address plan.
+    address_plan: dict[str, Any] | None = None
+    route_counts: list[int] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.fabric.name
+
+    def to_json(self) -> dict[str, Any]:
+        fabric = self.fabric
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "name": fabric.name,
+            "inventory": self.inventory_name,
+            "seed": self.seed,
+            "routing": {**self.routing_spec.model_dump(), "seed": self.seed},
+            "addressing_spec": self.addressing_spec.model_dump(),
+            "origin": fabric.origin,
+            "switches": [
+                {
+                    "index": s.index,
+                    "name": s.name,
+                    "platform": s.platform,
+                    "role": s.role,
+                    "mgmt": s.mgmt,
+                    "ports": list(s.ports),
+                    "hosts": [fabric.hosts[h].name for h in fabric.hosts_of_switch[s.index]],
+                    "layer_routes": self.route_counts[s.index] if self.route_counts else None,
+                }
+                for s in fabric.switches
+            ],
+            "links": [
+                {
+                    "index": link.index,
+                    "a": {"switch": fabric.switches[link.a].name, "port": link.a_port},
+                    "b": {"switch": fabric.switches[link.b].name, "port": link.b_port},
+                    "speed_gbps": link.speed_gbps,
+                }
+                for link in fabric.links
+            ],
+            "hosts": [
+                {
+                    "index": h.index,
+                    "name": h.name,
+                    "switch": fabric.switches[h.switch].name,
+                    "port": h.port,
+                    "speed_gbps": h.speed_gbps,
+                }
+                for h in fabric.hosts
+            ],
+            "layers": [
+                {
+                    "id": layer.number,
+                    "algorithm": layer.algorithm,
+                    "links": np.flatnonzero(layer.links).tolist(),
+                    "link_count": layer.link_count,
+                    "ecmp": self.routing.ecmp,
+                    "up_down_rank": None if layer.rank is None else layer.rank.tolist(),
+                    "deadlock_free": self.deadlock_free[i] if self.deadlock_free else None,
+                    "samples": layer.attempts,
+                    "completed_links": layer.completed_links,
+                }
+                for i, layer in enumerate(self.layers)
+            ],
+        }
+        if self.address_plan is not None:
+            data["addressing"] = self.address_plan
+        return data
+
+    def routing_arrays(self) -> dict[str, np.ndarray]:
+        return {"dist": self.routing.dist, "next_hop": self.routing.next_hop}
+
+
+@dataclass(frozen=True)
+class LoadedCompiled:
+    """A compiled output directory read back from disk (for verify, lab, simulate)."""
+
+    directory: Path
+    data: dict[str, Any]
+    fabric: Fabric
+    dist: np.ndarray
+    next_hop: np.ndarray
+
+    @property
+    def layer_masks(self) -> list[np.ndarray]:
+        masks = []
+        for layer in self.data["layers"]:
+            mask = np.zeros(len(self.fabric.links), dtype=bool)
+            mask[layer["links"]] = True
+            masks.append(mask)
+        return masks
+
+
+def load_compiled(directory: Path) -> LoadedCompiled:
+    """Read `fabric.json` and `routing.npz`; a missing or foreign directory is a user error."""
+    fabric_file = directory / "fabric.json"
+    if not fabric_file.is_file():
+        raise UserErrors.single(
+            str(directory),
+            "",
+            "not a compiled fabric directory (no fabric.json)",
+            "run `fatpaths compile INVENTORY -o DIR` first",
+        )
+    try:
+        data = json.loads(fabric_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserErrors.single(
+            str(fabric_file), "", f"invalid JSON: {exc.msg}", line=exc.lineno
+        ) from None
+    if data.get("schema") != SCHEMA:
+        raise UserErrors.single(
+            str(fabric_file),
+            "schema",
+            f"unsupported schema {data.get('schema')!r}",
+            f"this fatpaths reads {SCHEMA}; recompile",
+            line=2,
+        )
+    index = {s["name"]: s["index"] for s in data["switches"]}
+    switches = [
+        Switch(s["index"], s["name"], s["platform"], s["role"], tuple(s["ports"]), s.get("mgmt"))
+        for s in data["switches"]
+    ]
+    links = [
+        Link(
+            li["index"],
+            index[li["a"]["switch"]],
+            li["a"]["port"],
+            index[li["b"]["switch"]],
+            li["b"]["port"],
+            li["speed_gbps"],
+        )
+        for li in data["links"]
+    ]
+    hosts = [
+        Host(h["index"], h["name"], index[h["switch"]], h["port"], h["speed_gbps"])
+        for h in data["hosts"]
+    ]
+    fabric = Fabric(data["name"], switches, links, hosts, data.get("origin") or {})
+    with np.load(directory / "routing.npz") as arrays:
+        dist = arrays["dist"]
+        next_hop = arrays["next_hop"]
+    return LoadedCompiled(directory, data, fabric, dist, next_hop)

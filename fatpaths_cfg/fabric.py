@@ -1,0 +1,350 @@
+"""The Fabric: switches, their ports, the links between them and the hosts hanging off them.
+
+Built from an inventory's explicit wiring or from a topology generator, and checked for the
+wiring mistakes an operator makes: unknown or reused ports, self-loops, parallel links, islands.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from fatpaths_cfg.errors import ErrorCollector
+from fatpaths_cfg.inventory.load import LoadedInventory
+from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
+from fatpaths_cfg.inventory.yaml_source import SourceMap
+
+
+@dataclass(frozen=True)
+class Switch:
+    index: int
+    name: str
+    platform: str
+    role: str
+    ports: tuple[str, ...]
+    mgmt: str | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    index: int
+    a: int
+    a_port: str
+    b: int
+    b_port: str
+    speed_gbps: float
+
+
+@dataclass(frozen=True)
+class Host:
+    index: int
+    name: str
+    switch: int
+    port: str
+    speed_gbps: float
+
+
+@dataclass
+class Fabric:
+    name: str
+    switches: list[Switch]
+    links: list[Link]
+    hosts: list[Host]
+    origin: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def nr(self) -> int:
+        return len(self.switches)
+
+    @cached_property
+    def edges(self) -> np.ndarray:
+        """(E, 2) int32 switch-index pairs, one row per link, smaller index first."""
+        if not self.links:
+            return np.zeros((0, 2), dtype=np.int32)
+        pairs = np.array([(link.a, link.b) for link in self.links], dtype=np.int32)
+        return np.sort(pairs, axis=1)
+
+    @cached_property
+    def adjacency(self) -> sp.csr_matrix:
+        e = self.edges
+        data = np.ones(2 * len(e), dtype=np.int8)
+        rows = np.concatenate([e[:, 0], e[:, 1]])
+        cols = np.concatenate([e[:, 1], e[:, 0]])
+        return sp.csr_matrix((data, (rows, cols)), shape=(self.nr, self.nr))
+
+    @cached_property
+    def link_between(self) -> dict[tuple[int, int], int]:
+        """(switch, switch) -> link index, in both orientations."""
+        table: dict[tuple[int, int], int] = {}
+        for link in self.links:
+            table[(link.a, link.b)] = link.index
+            table[(link.b, link.a)] = link.index
+        return table
+
+    @cached_property
+    def switch_index(self) -> dict[str, int]:
+        return {s.name: s.index for s in self.switches}
+
+    @cached_property
+    def hosts_of_switch(self) -> list[list[int]]:
+        table: list[list[int]] = [[] for _ in self.switches]
+        for host in self.hosts:
+            table[host.switch].append(host.index)
+        return table
+
+    def port_towards(self, switch: int, neighbour: int) -> str:
+        link = self.links[self.link_between[(switch, neighbour)]]
+        return link.a_port if link.a == switch else link.b_port
+
+    @property
+    def network_radix(self) -> int:
+        """k': the largest number of switch-switch ports in use on one switch."""
+        degrees = np.bincount(self.edges.ravel(), minlength=self.nr)
+        return int(degrees.max()) if self.nr else 0
+
+
+def _declared_ports(spec_ports: int | list[str] | None, prefix: str) -> tuple[str, ...] | None:
+    if spec_ports is None:
+        return None
+    if isinstance(spec_ports, int):
+        return tuple(f"{prefix}{i}" for i in range(1, spec_ports + 1))
+    return tuple(spec_ports)
+
+
+class _WiringChecker:
+    """Turns explicit wiring into a Fabric, collecting every mistake with its line."""
+
+    def __init__(self, spec: InventorySpec, source: SourceMap) -> None:
+        self.spec = spec
+        self.source = source
+        self.errors = ErrorCollector()
+        self.port_users: dict[tuple[int, str], str] = {}
+
+    def error(
+        self, path: tuple[str | int, ...], field_name: str, message: str, hint: str = ""
+    ) -> None:
+        self.errors.add(self.source.file, self.source.line_of(path), field_name, message, hint)
+
+    def build(self) -> Fabric:
+        spec = self.spec
+        switches = self._switches()
+        index = {s.name: s.index for s in switches}
+        declared = {s.index: set(s.ports) for s in switches if s.ports}
+        default_speed = parse_speed_gbps(spec.defaults.link_speed)
+        host_speed = (
+            parse_speed_gbps(spec.defaults.host_speed)
+            if spec.defaults.host_speed
+            else default_speed
+        )
+        used_ports: dict[int, list[str]] = {s.index: [] for s in switches}
+
+        links: list[Link] = []
+        seen_pairs: dict[tuple[int, int], int] = {}
+        for i, link in enumerate(spec.links):
+            ends = []
+            for side in ("a", "b"):
+                endpoint = self._endpoint(
+                    getattr(link, side),
+                    ("links", i, side),
+                    f"links[{i}].{side}",
+                    index,
+                    declared,
+                    f"link {i}",
+                    used_ports,
+                )
+                ends.append(endpoint)
+            if None in ends:
+                continue
+            (a, a_port), (b, b_port) = ends  # type: ignore[misc]
+            if a == b:
+                self.error(
+                    ("links", i),
+                    f"links[{i}]",
+                    f"links switch '{switches[a].name}' to itself",
+                    "a link joins two different switches",
+                )
+                continue
+            pair = (min(a, b), max(a, b))
+            if pair in seen_pairs:
+                self.error(
+                    ("links", i),
+                    f"links[{i}]",
+                    f"second link between '{switches[pair[0]].name}' and "
+                    f"'{switches[pair[1]].name}' (first is links[{seen_pairs[pair]}])",
+                    "one link per switch pair; parallel links are not supported",
+                )
+                continue
+            seen_pairs[pair] = i
+            speed = parse_speed_gbps(link.speed) if link.speed is not None else default_speed
+            links.append(Link(len(links), a, a_port, b, b_port, speed))
+
+        hosts: list[Host] = []
+        switch_names = set(index)
+        seen_hosts: dict[str, int] = {}
+        for i, host in enumerate(spec.hosts):
+            if host.name in seen_hosts:
+                self.error(
+                    ("hosts", i, "name"),
+                    f"hosts[{i}].name",
+                    f"duplicate host name '{host.name}' (first at hosts[{seen_hosts[host.name]}])",
+                    "host names must be unique",
+                )
+                continue
+            if host.name in switch_names:
+                self.error(
+                    ("hosts", i, "name"),
+                    f"hosts[{i}].name",
+                    f"'{host.name}' is already a switch name",
+                    "names must be unique",
+                )
+                continue
+            seen_hosts[host.name] = i
+            end = self._endpoint(
+                host.uplink,
+                ("hosts", i, "uplink"),
+                f"hosts[{i}].uplink",
+                index,
+                declared,
+                f"host '{host.name}'",
+                used_ports,
+            )
+            if end is None:
+                continue
+            hosts.append(Host(len(hosts), host.name, end[0], end[1], host_speed))
+
+        if not self.errors.errors:
+            self._check_connected(switches, links)
+        self.errors.raise_if_any()
+        finished = [
+            Switch(
+                s.index,
+                s.name,
+                s.platform,
+                s.role,
+                s.ports if s.ports else tuple(used_ports[s.index]),
+                s.mgmt,
+            )
+            for s in switches
+        ]
+        return Fabric(spec.fabric, finished, links, hosts)
+
+    def _switches(self) -> list[Switch]:
+        spec = self.spec
+        result: list[Switch] = []
+        seen: dict[str, int] = {}
+        for i, switch in enumerate(spec.switches):
+            if switch.name in seen:
+                self.error(
+                    ("switches", i, "name"),
+                    f"switches[{i}].name",
+                    f"duplicate switch name '{switch.name}' "
+                    f"(first at switches[{seen[switch.name]}])",
+                    "switch names must be unique",
+                )
+                continue
+            seen[switch.name] = i
+            ports = _declared_ports(switch.ports, spec.defaults.port_prefix)
+            if ports is not None:
+                duplicates = [p for p, n in Counter(ports).items() if n > 1]
+                if duplicates:
+                    self.error(
+                        ("switches", i, "ports"),
+                        f"switches[{i}].ports",
+                        f"port '{duplicates[0]}' listed twice",
+                        "port names must be unique",
+                    )
+            result.append(
+                Switch(
+                    len(result),
+                    switch.name,
+                    switch.platform or spec.defaults.platform,
+                    switch.role or "switch",
+                    ports or (),
+                    switch.mgmt,
+                )
+            )
+        return result
+
+    def _endpoint(
+        self,
+        text: str,
+        path: tuple[str | int, ...],
+        field_name: str,
+        index: dict[str, int],
+        declared: dict[int, set[str]],
+        user: str,
+        used_ports: dict[int, list[str]],
+    ) -> tuple[int, str] | None:
+        match = ENDPOINT.match(text)
+        assert match is not None  # the schema already checked the form
+        name, port = match["switch"], match["port"]
+        if name not in index:
+            close = sorted(index)[:5]
+            self.error(
+                path,
+                field_name,
+                f"unknown switch '{name}'",
+                "known switches: " + ", ".join(close) + (" ..." if len(index) > 5 else ""),
+            )
+            return None
+        switch = index[name]
+        if switch in declared and port not in declared[switch]:
+            ports = sorted(declared[switch])
+            self.error(
+                path,
+                field_name,
+                f"switch '{name}' has no port '{port}'",
+                f"declared ports: {ports[0]} .. {ports[-1]}" if ports else "",
+            )
+            return None
+        key = (switch, port)
+        if key in self.port_users:
+            self.error(
+                path,
+                field_name,
+                f"port {name}:{port} is already used by {self.port_users[key]}",
+                "each port takes one cable",
+            )
+            return None
+        self.port_users[key] = user
+        used_ports[switch].append(port)
+        return switch, port
+
+    def _check_connected(self, switches: list[Switch], links: list[Link]) -> None:
+        nr = len(switches)
+        if nr == 0:
+            return
+        rows = [link.a for link in links]
+        cols = [link.b for link in links]
+        graph = sp.csr_matrix((np.ones(len(links)), (rows, cols)), shape=(nr, nr))
+        count, labels = connected_components(graph, directed=False)
+        if count > 1:
+            main = Counter(labels.tolist()).most_common(1)[0][0]
+            stray = [switches[i].name for i in range(nr) if labels[i] != main]
+            self.error(
+                ("links",),
+                "links",
+                f"the switch graph is disconnected ({count} islands); "
+                f"cut off: {', '.join(stray[:6])}{' ...' if len(stray) > 6 else ''}",
+                "add links so that every switch reaches every other",
+            )
+
+
+def build_fabric(loaded: LoadedInventory) -> Fabric:
+    spec = loaded.spec
+    if spec.generate is not None:
+        from fatpaths_cfg.inventory.expand import expand_generator
+
+        spec = expand_generator(loaded)
+        fabric = _WiringChecker(spec, loaded.source).build()
+        fabric.origin = {
+            "generate": loaded.spec.generate.model_dump() if loaded.spec.generate else None
+        }
+        return fabric
+    return _WiringChecker(spec, loaded.source).build()

@@ -1,0 +1,188 @@
+"""The inventory schema: what a user may write, with types, ranges and safe-name rules.
+
+Names reach rendered configs verbatim, so they are restricted to a character set that cannot
+start a new config line, quote, comment or escape in any target syntax.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SAFE_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
+SAFE_PORT = r"^[A-Za-z][A-Za-z0-9/._-]{0,31}$"
+ENDPOINT = re.compile(
+    r"^(?P<switch>[A-Za-z][A-Za-z0-9_-]{0,62}):(?P<port>[A-Za-z][A-Za-z0-9/._-]{0,31})$"
+)
+SPEED = re.compile(r"^(?P<value>[0-9]+(\.[0-9]+)?)\s*(?P<unit>[MGT])$")
+
+Platform = Literal["frr", "sonic", "eos", "linux"]
+PLATFORMS: tuple[str, ...] = ("frr", "sonic", "eos", "linux")
+LayerAlgorithm = Literal["random", "overlap", "spain", "past", "kshortest"]
+
+Name = Annotated[str, Field(pattern=SAFE_NAME)]
+PortName = Annotated[str, Field(pattern=SAFE_PORT)]
+
+
+def parse_speed_gbps(value: str | int | float) -> float:
+    """'100G' -> 100.0, '400M' -> 0.4, 25 -> 25.0 (bare numbers are Gb/s)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a speed such as 100G, 25G or 400M")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError("must be positive")
+        return float(value)
+    match = SPEED.match(value.strip())
+    if not match:
+        raise ValueError(f"{value!r} is not a speed (write e.g. 100G, 25G or 400M)")
+    scale = {"M": 1e-3, "G": 1.0, "T": 1e3}[match["unit"]]
+    gbps = float(match["value"]) * scale
+    if gbps <= 0:
+        raise ValueError("must be positive")
+    return gbps
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Defaults(StrictModel):
+    platform: Platform = "frr"
+    link_speed: str | int | float = "100G"
+    host_speed: str | int | float | None = None
+    port_prefix: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z/_-]{0,24}$")] = "Ethernet"
+
+    @field_validator("link_speed", "host_speed")
+    @classmethod
+    def _speed(cls, value: str | int | float | None) -> str | int | float | None:
+        if value is not None:
+            parse_speed_gbps(value)
+        return value
+
+
+class SwitchSpec(StrictModel):
+    name: Name
+    platform: Platform | None = None
+    ports: Annotated[int, Field(ge=1, le=1024)] | list[PortName] | None = None
+    mgmt: str | None = None
+    role: Name | None = None
+
+    @field_validator("mgmt")
+    @classmethod
+    def _mgmt(cls, value: str | None) -> str | None:
+        if value is not None:
+            ipaddress.ip_address(value)
+        return value
+
+
+def _check_endpoint(value: str) -> str:
+    if not ENDPOINT.match(value):
+        raise ValueError(f"{value!r} is not SWITCH:PORT (e.g. sw1:Ethernet1, safe characters only)")
+    return value
+
+
+class LinkSpec(StrictModel):
+    a: str
+    b: str
+    speed: str | int | float | None = None
+
+    @field_validator("a", "b")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        return _check_endpoint(value)
+
+    @field_validator("speed")
+    @classmethod
+    def _speed(cls, value: str | int | float | None) -> str | int | float | None:
+        if value is not None:
+            parse_speed_gbps(value)
+        return value
+
+
+class HostSpec(StrictModel):
+    name: Name
+    uplink: str
+
+    @field_validator("uplink")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        return _check_endpoint(value)
+
+
+class GenerateSpec(BaseModel):
+    """`kind` plus that kind's parameters (checked against the generator's own table)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+    kind: str
+
+    def parameters(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class RoutingSpec(StrictModel):
+    layers: Annotated[int, Field(ge=1, le=64)] = 4
+    rho: Annotated[float, Field(gt=0.0, le=1.0, strict=False)] = 0.6
+    algorithm: LayerAlgorithm = "random"
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
+    ecmp_within_layer: bool = False
+    acyclic: bool = False
+    paths_per_layer: Annotated[int, Field(ge=1)] | None = None
+    max_resamples: Annotated[int, Field(ge=1, le=10_000)] = 100
+
+    @model_validator(mode="after")
+    def _compatible(self) -> RoutingSpec:
+        if self.ecmp_within_layer and self.acyclic:
+            raise ValueError(
+                "ecmp_within_layer and acyclic cannot both be on: equal-cost alternatives of an "
+                "up*/down* route may turn down->up and break deadlock freedom"
+            )
+        return self
+
+
+class AddressingSpec(StrictModel):
+    encoding: Literal["prefix", "vlan"] = "prefix"
+    family: Literal["ipv4", "ipv6", "dual"] = "ipv4"
+    host_pool_v4: str = "10.0.0.0/8"
+    link_pool_v4: str = "172.16.0.0/12"
+    loopback_pool_v4: str = "192.168.0.0/16"
+    host_pool_v6: str = "fd00:fa7::/48"
+    link_pool_v6: str = "fd00:fa7:1::/48"
+    loopback_pool_v6: str = "fd00:fa7:2::/48"
+    vlan_base: Annotated[int, Field(ge=1, le=4094)] = 100
+
+    @field_validator("host_pool_v4", "link_pool_v4", "loopback_pool_v4")
+    @classmethod
+    def _v4(cls, value: str) -> str:
+        ipaddress.IPv4Network(value)
+        return value
+
+    @field_validator("host_pool_v6", "link_pool_v6", "loopback_pool_v6")
+    @classmethod
+    def _v6(cls, value: str) -> str:
+        ipaddress.IPv6Network(value)
+        return value
+
+
+class InventorySpec(StrictModel):
+    fabric: Name
+    description: str | None = None
+    defaults: Defaults = Defaults()
+    switches: list[SwitchSpec] = []
+    links: list[LinkSpec] = []
+    hosts: list[HostSpec] = []
+    generate: GenerateSpec | None = None
+    routing: RoutingSpec = RoutingSpec()
+    addressing: AddressingSpec = AddressingSpec()
+
+    @model_validator(mode="after")
+    def _wiring_or_generator(self) -> InventorySpec:
+        if self.generate is not None and (self.switches or self.links or self.hosts):
+            raise ValueError(
+                "give either explicit wiring (switches/links/hosts) or `generate`, not both"
+            )
+        if self.generate is None and not self.switches:
+            raise ValueError("no switches: give `switches`/`links`/`hosts` or a `generate` block")
+        return self

@@ -1,0 +1,185 @@
+"""Layers: subsets of the fabric's links inside which traffic follows shortest paths.
+
+Layer 1 always holds every link (minimal routing). Layers 2..n come from one of the
+algorithms below; each must connect every switch pair, so a sampler resamples (bounded, seeded)
+and the structured algorithms complete their layer with extra links.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.inventory.schema import RoutingSpec
+
+# Every algorithm returns one link mask per sparse layer (layers 2..n), possibly disconnected.
+SparseLayerBuilder = Callable[
+    [int, np.ndarray, int, np.random.Generator, RoutingSpec], list[np.ndarray]
+]
+
+
+@dataclass(frozen=True)
+class Layer:
+    number: int  # 1-based, as operators count layers
+    links: np.ndarray  # bool mask over Fabric.links
+    algorithm: str  # "full" for layer 1, else the algorithm that built it
+    rank: np.ndarray | None  # up*/down* order (int32 per switch) in acyclic mode
+    attempts: int = 1  # samples drawn before the layer connected every pair
+    completed_links: int = 0  # links added by completion to connect the layer
+
+    @property
+    def link_count(self) -> int:
+        return int(self.links.sum())
+
+
+class LayerError(Exception):
+    """A layer that cannot connect every switch pair; becomes a user error upstream."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def is_connected(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
+    if nr <= 1:
+        return True
+    kept = edges[mask]
+    graph = sp.csr_matrix(
+        (np.ones(len(kept), dtype=np.int8), (kept[:, 0], kept[:, 1])), shape=(nr, nr)
+    )
+    count, _ = connected_components(graph, directed=False)
+    return bool(count == 1)
+
+
+def complete_layer(
+    nr: int, edges: np.ndarray, mask: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, int]:
+    """Add links of the fabric (in seeded random order) that join components until one remains.
+
+    Kruskal-style with a union-find: each added link merges two islands, so at most
+    (islands - 1) links are added and the layer stays as sparse as possible.
+    """
+    completed = mask.copy()
+    parent = np.arange(nr)
+
+    def find(x: int) -> int:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for u, v in edges[mask]:
+        ru, rv = find(int(u)), find(int(v))
+        if ru != rv:
+            parent[ru] = rv
+    added = 0
+    for i in rng.permutation(np.flatnonzero(~mask)):
+        u, v = edges[i]
+        ru, rv = find(int(u)), find(int(v))
+        if ru != rv:
+            parent[ru] = rv
+            completed[i] = True
+            added += 1
+    return completed, added
+
+
+def up_down_rank(
+    nr: int, edges: np.ndarray, mask: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """An order for up*/down* routing: BFS level from a random root, ties broken at random.
+
+    Every switch but the root then has a neighbour ranked above it (its BFS parent), which is
+    what makes up*/down* routing reach every pair.
+    """
+    kept = edges[mask]
+    graph = sp.csr_matrix(
+        (
+            np.ones(2 * len(kept), dtype=np.int8),
+            (np.concatenate([kept[:, 0], kept[:, 1]]), np.concatenate([kept[:, 1], kept[:, 0]])),
+        ),
+        shape=(nr, nr),
+    )
+    root = int(rng.integers(nr))
+    order, predecessors = breadth_first_order(graph, root, directed=False, return_predecessors=True)
+    level = np.zeros(nr, dtype=np.int64)
+    for node in order[1:]:
+        level[node] = level[predecessors[node]] + 1
+    tie = rng.permutation(nr)
+    ranked = np.lexsort((tie, level))
+    rank = np.empty(nr, dtype=np.int32)
+    rank[ranked] = np.arange(nr, dtype=np.int32)
+    return rank
+
+
+_BUILDERS = {
+    "random": ("fatpaths_cfg.layers.random", "random_layers"),
+    "overlap": ("fatpaths_cfg.layers.overlap", "overlap_layers"),
+    "spain": ("fatpaths_cfg.layers.baselines", "spain_layers"),
+    "past": ("fatpaths_cfg.layers.baselines", "past_layers"),
+    "kshortest": ("fatpaths_cfg.layers.baselines", "kshortest_layers"),
+}
+
+
+def _builder(algorithm: str) -> SparseLayerBuilder:
+    module, function = _BUILDERS[algorithm]
+    builder: SparseLayerBuilder = getattr(importlib.import_module(module), function)
+    return builder
+
+
+def build_layers(nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int) -> list[Layer]:
+    """Layer 1 (all links) plus `spec.layers - 1` sparse layers, each connecting every pair."""
+    rng = np.random.default_rng([seed, 0x1A7E])
+    full = np.ones(len(edges), dtype=bool)
+    layers = [Layer(1, full, "full", None)]
+    if spec.layers > 1:
+        masks = _builder(spec.algorithm)(nr, edges, spec.layers - 1, rng, spec)
+        for number, (mask, attempts) in enumerate(_connected(nr, edges, masks, spec, rng), 2):
+            completed, added = (mask, 0)
+            if not is_connected(nr, edges, mask):
+                completed, added = complete_layer(nr, edges, mask, rng)
+            layers.append(Layer(number, completed, spec.algorithm, None, attempts, added))
+    if spec.acyclic:
+        layers = [
+            Layer(
+                layer.number,
+                layer.links,
+                layer.algorithm,
+                up_down_rank(nr, edges, layer.links, rng),
+                layer.attempts,
+                layer.completed_links,
+            )
+            for layer in layers
+        ]
+    return layers
+
+
+def _connected(
+    nr: int, edges: np.ndarray, masks: list[np.ndarray], spec: RoutingSpec, rng: np.random.Generator
+) -> list[tuple[np.ndarray, int]]:
+    """Random layers are resampled until connected; the other algorithms get completed."""
+    if spec.algorithm != "random":
+        return [(mask, 1) for mask in masks]
+    from fatpaths_cfg.layers.random import resample_until_connected
+
+    return [
+        resample_until_connected(nr, edges, mask, number, spec, rng)
+        for number, mask in enumerate(masks, 2)
+    ]
+
+
+def layers_or_user_error(
+    nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int, file: str, line: int
+) -> list[Layer]:
+    try:
+        return build_layers(nr, edges, spec, seed)
+    except LayerError as exc:
+        raise UserErrors.single(file, "routing", exc.message, exc.hint, line=line) from None

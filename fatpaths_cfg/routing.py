@@ -1,0 +1,90 @@
+"""Per-layer forwarding: distances and next hops for every (switch, destination switch).
+
+Tables are per destination switch, not per host: every host of switch t shares one prefix per
+layer, so a switch holds n * (Nr - 1) routes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fatpaths_cfg import _native
+from fatpaths_cfg.layers import Layer
+
+UNREACHABLE = 255
+
+
+@dataclass(frozen=True)
+class Routing:
+    """`dist[l, s, t]` hops and `next_hop[l, s, t]` switch, for layer index l = number - 1."""
+
+    dist: np.ndarray  # uint8 (n, Nr, Nr); 255 = unreachable
+    next_hop: np.ndarray  # int32 (n, Nr, Nr); -1 on the diagonal
+    ecmp: bool  # all equal-cost next hops are used, not only next_hop
+
+    @property
+    def layer_count(self) -> int:
+        return int(self.dist.shape[0])
+
+    @property
+    def nr(self) -> int:
+        return int(self.dist.shape[1])
+
+
+def layer_seed(seed: int, number: int) -> int:
+    """A per-layer tie-break seed, so layers spread ties over different links."""
+    return int(np.random.SeedSequence([seed, number, 0x5EED]).generate_state(1, np.uint64)[0])
+
+
+def compute_routing(
+    nr: int, edges: np.ndarray, layers: list[Layer], seed: int, ecmp: bool = False
+) -> Routing:
+    dist = np.empty((len(layers), nr, nr), dtype=np.uint8)
+    next_hop = np.empty((len(layers), nr, nr), dtype=np.int32)
+    for i, layer in enumerate(layers):
+        kept = np.ascontiguousarray(edges[layer.links], dtype=np.int32)
+        rank = None if layer.rank is None else np.ascontiguousarray(layer.rank, dtype=np.int32)
+        d, nh = _native.layer_forwarding(
+            nr,
+            np.ascontiguousarray(kept[:, 0]),
+            np.ascontiguousarray(kept[:, 1]),
+            layer_seed(seed, layer.number),
+            rank,
+        )
+        # The native tables are [destination, switch]; operators read them per switch.
+        dist[i] = d.T
+        next_hop[i] = nh.T
+    return Routing(dist, next_hop, ecmp)
+
+
+def layer_neighbours(nr: int, edges: np.ndarray, mask: np.ndarray) -> list[np.ndarray]:
+    kept = edges[mask]
+    heads = np.concatenate([kept[:, 0], kept[:, 1]])
+    tails = np.concatenate([kept[:, 1], kept[:, 0]])
+    order = np.lexsort((tails, heads))
+    heads, tails = heads[order], tails[order]
+    bounds = np.searchsorted(heads, np.arange(nr + 1))
+    return [tails[bounds[s] : bounds[s + 1]] for s in range(nr)]
+
+
+def equal_cost_next_hops(
+    routing: Routing, layer_index: int, switch: int, neighbours: np.ndarray
+) -> list[np.ndarray]:
+    """For every destination t, the neighbours of `switch` one hop closer to t in the layer.
+
+    With ECMP off this is just the single chosen next hop.
+    """
+    nr = routing.nr
+    if not routing.ecmp:
+        hops = routing.next_hop[layer_index, switch]
+        return [
+            np.array([hops[t]], dtype=np.int32) if hops[t] >= 0 else np.zeros(0, dtype=np.int32)
+            for t in range(nr)
+        ]
+    dist = routing.dist[layer_index]
+    own = dist[switch].astype(np.int16)
+    closer = dist[neighbours].astype(np.int16) == (own - 1)[None, :]
+    closer[:, switch] = False
+    return [neighbours[closer[:, t]].astype(np.int32) for t in range(nr)]

@@ -1,0 +1,283 @@
+//! Per-layer forwarding: all-pairs BFS distances and one next hop per (switch, destination).
+//!
+//! Tables are computed per destination (one BFS from every destination switch), which is the
+//! natural shape of destination-based forwarding and parallelises across destinations.
+
+use rayon::prelude::*;
+
+pub const UNREACHABLE: u8 = u8::MAX;
+
+/// Compressed adjacency of an undirected graph (both directions stored).
+pub struct Adjacency {
+    pub indptr: Vec<usize>,
+    pub indices: Vec<u32>,
+}
+
+impl Adjacency {
+    pub fn from_edges(nr: usize, edges: &[(u32, u32)]) -> Self {
+        let mut degree = vec![0usize; nr + 1];
+        for &(u, v) in edges {
+            degree[u as usize] += 1;
+            degree[v as usize] += 1;
+        }
+        let mut indptr = vec![0usize; nr + 1];
+        for i in 0..nr {
+            indptr[i + 1] = indptr[i] + degree[i];
+        }
+        let mut fill = indptr.clone();
+        let mut indices = vec![0u32; indptr[nr]];
+        for &(u, v) in edges {
+            indices[fill[u as usize]] = v;
+            fill[u as usize] += 1;
+            indices[fill[v as usize]] = u;
+            fill[v as usize] += 1;
+        }
+        // Sorted neighbour lists make results independent of edge input order.
+        for i in 0..nr {
+            indices[indptr[i]..indptr[i + 1]].sort_unstable();
+        }
+        Adjacency { indptr, indices }
+    }
+
+    #[inline]
+    pub fn neighbours(&self, node: usize) -> &[u32] {
+        &self.indices[self.indptr[node]..self.indptr[node + 1]]
+    }
+
+    pub fn len(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// SplitMix64 finaliser: a cheap, well-mixed hash for seeded tie-breaking.
+#[inline]
+pub fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+#[inline]
+fn tie_priority(seed: u64, switch: usize, neighbour: u32, destination: usize) -> u64 {
+    mix64(seed ^ mix64(((switch as u64) << 40) ^ ((destination as u64) << 20) ^ neighbour as u64))
+}
+
+/// Distances to `destination` (row) and each switch's next hop towards it, over plain shortest
+/// paths. Ties between equal-cost neighbours are broken by a seeded hash of
+/// (switch, neighbour, destination) so that different destinations spread over different links.
+fn shortest_path_row(
+    adj: &Adjacency,
+    destination: usize,
+    seed: u64,
+    dist_row: &mut [u8],
+    next_row: &mut [i32],
+    queue: &mut Vec<u32>,
+) {
+    dist_row.fill(UNREACHABLE);
+    next_row.fill(-1);
+    queue.clear();
+    dist_row[destination] = 0;
+    queue.push(destination as u32);
+    let mut head = 0;
+    while head < queue.len() {
+        let node = queue[head] as usize;
+        head += 1;
+        let next_dist = dist_row[node].saturating_add(1);
+        for &nb in adj.neighbours(node) {
+            let nb = nb as usize;
+            if dist_row[nb] == UNREACHABLE {
+                dist_row[nb] = next_dist;
+                queue.push(nb as u32);
+            }
+        }
+    }
+    for &node in queue.iter().skip(1) {
+        let node = node as usize;
+        let want = dist_row[node] - 1;
+        let mut best: Option<(u64, u32)> = None;
+        for &nb in adj.neighbours(node) {
+            if dist_row[nb as usize] == want {
+                let prio = tie_priority(seed, node, nb, destination);
+                if best.is_none_or(|(p, _)| prio < p) {
+                    best = Some((prio, nb));
+                }
+            }
+        }
+        next_row[node] = best.map_or(-1, |(_, nb)| nb as i32);
+    }
+}
+
+/// Up*/down* routing over the order `rank` (rank 0 is the top). A switch takes a purely
+/// downward (rank-increasing) path whenever one exists, otherwise it climbs to the upward
+/// neighbour with the shortest remaining route. Once a route turns down it never climbs again,
+/// so the channel dependency graph is acyclic (no down->up turn), and every pair is routed as
+/// long as every switch but the top has an upward neighbour.
+fn up_down_row(
+    adj: &Adjacency,
+    destination: usize,
+    seed: u64,
+    rank: &[u32],
+    by_rank: &[u32],
+    dist_row: &mut [u8],
+    next_row: &mut [i32],
+    queue: &mut Vec<u32>,
+) {
+    dist_row.fill(UNREACHABLE);
+    next_row.fill(-1);
+    queue.clear();
+    // Downward-only distances: BFS from the destination that walks edges towards lower rank
+    // (i.e. reverses down-hops).
+    dist_row[destination] = 0;
+    queue.push(destination as u32);
+    let mut head = 0;
+    while head < queue.len() {
+        let node = queue[head] as usize;
+        head += 1;
+        for &nb in adj.neighbours(node) {
+            let nbu = nb as usize;
+            if rank[nbu] < rank[node] && dist_row[nbu] == UNREACHABLE {
+                dist_row[nbu] = dist_row[node].saturating_add(1);
+                queue.push(nb);
+            }
+        }
+    }
+    for &node in queue.iter().skip(1) {
+        let node = node as usize;
+        let want = dist_row[node] - 1;
+        let mut best: Option<(u64, u32)> = None;
+        for &nb in adj.neighbours(node) {
+            if rank[nb as usize] > rank[node] && dist_row[nb as usize] == want {
+                let prio = tie_priority(seed, node, nb, destination);
+                if best.is_none_or(|(p, _)| prio < p) {
+                    best = Some((prio, nb));
+                }
+            }
+        }
+        next_row[node] = best.map_or(-1, |(_, nb)| nb as i32);
+    }
+    // Switches without a downward path climb; upward neighbours have a lower rank, so visiting
+    // in rank order means their routes are final before they are used.
+    for &node in by_rank {
+        let node = node as usize;
+        if dist_row[node] != UNREACHABLE {
+            continue;
+        }
+        let mut best: Option<(u8, u64, u32)> = None;
+        for &nb in adj.neighbours(node) {
+            let nbu = nb as usize;
+            if rank[nbu] < rank[node] && dist_row[nbu] != UNREACHABLE {
+                let key = (dist_row[nbu], tie_priority(seed, node, nb, destination));
+                if best.is_none_or(|(d, p, _)| key < (d, p)) {
+                    best = Some((key.0, key.1, nb));
+                }
+            }
+        }
+        if let Some((d, _, nb)) = best {
+            dist_row[node] = d.saturating_add(1);
+            next_row[node] = nb as i32;
+        }
+    }
+}
+
+/// Returns (distance, next hop) matrices indexed [destination][switch], row-major.
+pub fn layer_forwarding(
+    adj: &Adjacency,
+    seed: u64,
+    rank: Option<&[u32]>,
+) -> (Vec<u8>, Vec<i32>) {
+    let nr = adj.len();
+    let mut dist = vec![UNREACHABLE; nr * nr];
+    let mut next = vec![-1i32; nr * nr];
+    let by_rank: Vec<u32> = match rank {
+        Some(rank) => {
+            let mut order: Vec<u32> = (0..nr as u32).collect();
+            order.sort_by_key(|&n| rank[n as usize]);
+            order
+        }
+        None => Vec::new(),
+    };
+    dist.par_chunks_mut(nr.max(1))
+        .zip(next.par_chunks_mut(nr.max(1)))
+        .enumerate()
+        .for_each_init(
+            || Vec::with_capacity(nr),
+            |queue, (destination, (dist_row, next_row))| match rank {
+                Some(rank) => {
+                    up_down_row(adj, destination, seed, rank, &by_rank, dist_row, next_row, queue)
+                }
+                None => shortest_path_row(adj, destination, seed, dist_row, next_row, queue),
+            },
+        );
+    (dist, next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(n: u32) -> Adjacency {
+        let edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        Adjacency::from_edges(n as usize, &edges)
+    }
+
+    #[test]
+    fn ring_distances_are_cyclic() {
+        let adj = ring(6);
+        let (dist, next) = layer_forwarding(&adj, 1, None);
+        // row = destination 0
+        assert_eq!(&dist[0..6], &[0, 1, 2, 3, 2, 1]);
+        assert_eq!(next[1], 0);
+        assert_eq!(next[5], 0);
+        assert!(next[3] == 2 || next[3] == 4);
+    }
+
+    #[test]
+    fn next_hop_is_one_step_closer_everywhere() {
+        let adj = ring(9);
+        let (dist, next) = layer_forwarding(&adj, 7, None);
+        for t in 0..9 {
+            for s in 0..9 {
+                if s == t {
+                    assert_eq!(next[t * 9 + s], -1);
+                } else {
+                    let n = next[t * 9 + s] as usize;
+                    assert_eq!(dist[t * 9 + n] + 1, dist[t * 9 + s]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn up_down_routes_every_pair_without_down_up_turns() {
+        let adj = ring(7);
+        let rank: Vec<u32> = vec![0, 1, 3, 5, 6, 4, 2];
+        let (dist, next) = layer_forwarding(&adj, 3, Some(&rank));
+        for t in 0..7usize {
+            for s in 0..7usize {
+                if s == t {
+                    continue;
+                }
+                let mut node = s;
+                let mut went_down = false;
+                let mut hops = 0;
+                while node != t {
+                    let nb = next[t * 7 + node];
+                    assert!(nb >= 0, "no route {s}->{t}");
+                    let nb = nb as usize;
+                    let down = rank[nb] > rank[node];
+                    assert!(!(went_down && !down), "down->up turn on {s}->{t}");
+                    went_down |= down;
+                    node = nb;
+                    hops += 1;
+                    assert!(hops <= 7);
+                }
+                assert_eq!(hops as u8, dist[t * 7 + s]);
+            }
+        }
+    }
+}
