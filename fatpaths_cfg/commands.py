@@ -134,8 +134,22 @@ def topo_kinds() -> None:
     console.print(table)
 
 
+def schema_command(
+    out: Path | None = typer.Option(None, "-o", "--out", help="Write to FILE, not stdout."),
+) -> None:
+    """Print the inventory JSON Schema (for editor completion and validation)."""
+    from fatpaths_cfg.inventory.json_schema import inventory_json_schema_text
+
+    text = inventory_json_schema_text()
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
 def add_commands(app: typer.Typer) -> None:
     app.command("compile")(compile_command)
+    app.command("schema")(schema_command)
     topo = typer.Typer(help="Generate and inspect topologies.", no_args_is_help=True)
     topo.command("generate")(topo_generate)
     topo.command("show")(topo_show)

@@ -1,5 +1,7 @@
 //! Native hot paths of fatpaths, exposed to Python as `fatpaths_cfg._native`.
 
+pub mod deadlock;
+pub mod layers;
 pub mod routing;
 
 use numpy::ndarray::Array2;
@@ -30,7 +32,9 @@ fn layer_forwarding<'py>(
     let mut edges = Vec::with_capacity(u.len());
     for (&a, &b) in u.iter().zip(v) {
         if a < 0 || b < 0 || a as usize >= nr || b as usize >= nr {
-            return Err(PyValueError::new_err(format!("edge ({a}, {b}) outside 0..{nr}")));
+            return Err(PyValueError::new_err(format!(
+                "edge ({a}, {b}) outside 0..{nr}"
+            )));
         }
         edges.push((a as u32, b as u32));
     }
@@ -45,8 +49,7 @@ fn layer_forwarding<'py>(
         None => None,
     };
     let adj = routing::Adjacency::from_edges(nr, &edges);
-    let (dist, next) =
-        py.detach(|| routing::layer_forwarding(&adj, seed, rank_vec.as_deref()));
+    let (dist, next) = py.detach(|| routing::layer_forwarding(&adj, seed, rank_vec.as_deref()));
     let dist = Array2::from_shape_vec((nr, nr), dist).expect("shape");
     let next = Array2::from_shape_vec((nr, nr), next).expect("shape");
     Ok((dist.into_pyarray(py), next.into_pyarray(py)))
@@ -55,5 +58,10 @@ fn layer_forwarding<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layer_forwarding, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        deadlock::python::layer_is_deadlock_free,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(layers::python::overlap_layers_py, m)?)?;
     Ok(())
 }

@@ -77,38 +77,36 @@ fn shortest_path_row(
     dist_row: &mut [u8],
     next_row: &mut [i32],
     queue: &mut Vec<u32>,
+    best_priority: &mut Vec<u64>,
 ) {
     dist_row.fill(UNREACHABLE);
     next_row.fill(-1);
+    best_priority.clear();
+    best_priority.resize(dist_row.len(), u64::MAX);
     queue.clear();
     dist_row[destination] = 0;
     queue.push(destination as u32);
     let mut head = 0;
+    // One pass: when `node` is dequeued at distance d, every neighbour at distance d+1 has
+    // `node` as an equal-cost next hop, so the seeded tie-break is settled while the BFS runs.
     while head < queue.len() {
         let node = queue[head] as usize;
         head += 1;
         let next_dist = dist_row[node].saturating_add(1);
         for &nb in adj.neighbours(node) {
-            let nb = nb as usize;
-            if dist_row[nb] == UNREACHABLE {
-                dist_row[nb] = next_dist;
-                queue.push(nb as u32);
+            let nbu = nb as usize;
+            if dist_row[nbu] == UNREACHABLE {
+                dist_row[nbu] = next_dist;
+                queue.push(nb);
             }
-        }
-    }
-    for &node in queue.iter().skip(1) {
-        let node = node as usize;
-        let want = dist_row[node] - 1;
-        let mut best: Option<(u64, u32)> = None;
-        for &nb in adj.neighbours(node) {
-            if dist_row[nb as usize] == want {
-                let prio = tie_priority(seed, node, nb, destination);
-                if best.is_none_or(|(p, _)| prio < p) {
-                    best = Some((prio, nb));
+            if dist_row[nbu] == next_dist {
+                let prio = tie_priority(seed, nbu, node as u32, destination);
+                if prio < best_priority[nbu] {
+                    best_priority[nbu] = prio;
+                    next_row[nbu] = node as i32;
                 }
             }
         }
-        next_row[node] = best.map_or(-1, |(_, nb)| nb as i32);
     }
 }
 
@@ -185,11 +183,7 @@ fn up_down_row(
 }
 
 /// Returns (distance, next hop) matrices indexed [destination][switch], row-major.
-pub fn layer_forwarding(
-    adj: &Adjacency,
-    seed: u64,
-    rank: Option<&[u32]>,
-) -> (Vec<u8>, Vec<i32>) {
+pub fn layer_forwarding(adj: &Adjacency, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
     let nr = adj.len();
     let mut dist = vec![UNREACHABLE; nr * nr];
     let mut next = vec![-1i32; nr * nr];
@@ -205,12 +199,21 @@ pub fn layer_forwarding(
         .zip(next.par_chunks_mut(nr.max(1)))
         .enumerate()
         .for_each_init(
-            || Vec::with_capacity(nr),
-            |queue, (destination, (dist_row, next_row))| match rank {
-                Some(rank) => {
-                    up_down_row(adj, destination, seed, rank, &by_rank, dist_row, next_row, queue)
+            || (Vec::with_capacity(nr), Vec::with_capacity(nr)),
+            |(queue, best), (destination, (dist_row, next_row))| match rank {
+                Some(rank) => up_down_row(
+                    adj,
+                    destination,
+                    seed,
+                    rank,
+                    &by_rank,
+                    dist_row,
+                    next_row,
+                    queue,
+                ),
+                None => {
+                    shortest_path_row(adj, destination, seed, dist_row, next_row, queue, best)
                 }
-                None => shortest_path_row(adj, destination, seed, dist_row, next_row, queue),
             },
         );
     (dist, next)
