@@ -10,11 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from fatpaths_cfg import _native
+from fatpaths_cfg.addressing import AddressPlan, allocate_addresses
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.layers import layers_or_user_error
 from fatpaths_cfg.output import OutputTree, npz_bytes
+from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
+from fatpaths_cfg.render.stage import render_into
 from fatpaths_cfg.report import build_report, report_markdown, route_counts
 from fatpaths_cfg.routing import compute_routing, layer_neighbours
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic
@@ -23,6 +26,10 @@ ProgressHook = Callable[[str], None]
 
 
 def _quiet(_: str) -> None:
+    return None
+
+
+def _no_tick(_done: int, _total: int) -> None:
     return None
 
 
@@ -64,6 +71,16 @@ def compile_fabric(
     compiled = CompiledFabric(
         fabric, routing_spec, spec.addressing, effective_seed, layers, routing, inventory.name
     )
+    progress("allocating addresses")
+    plan = allocate_addresses(
+        fabric,
+        len(layers),
+        spec.addressing,
+        vlan_limits({s.platform for s in fabric.switches}),
+        loaded.source.file,
+        loaded.source.line_of,
+    )
+    compiled.address_plan = plan.to_json(fabric)
     progress("checking deadlock freedom")
     compiled.deadlock_free = layer_deadlock_verdicts(compiled)
     compiled.route_counts = route_counts(compiled)
@@ -71,31 +88,74 @@ def compile_fabric(
 
 
 def layer_deadlock_verdicts(compiled: CompiledFabric) -> list[bool]:
+    """Per layer: can its routes deadlock under PFC? Only host traffic counts: routes towards
+    switches without hosts (fat-tree cores, OFT L1) carry none."""
     fabric, routing = compiled.fabric, compiled.routing
+    endpoints = np.array([bool(hosts) for hosts in fabric.hosts_of_switch], dtype=bool)
     verdicts = []
     for i, layer in enumerate(compiled.layers):
         if routing.ecmp:
             neighbours = layer_neighbours(fabric.nr, fabric.edges, layer.links)
-            deps = dependency_edges(routing.next_hop[i], routing.dist[i], neighbours)
+            # Every equal-cost hop towards a host-carrying destination (sources unrestricted,
+            # which can only add waits, so a "free" verdict stays sound).
+            towards_hosts = np.ascontiguousarray(routing.dist[i][:, endpoints])
+            deps = dependency_edges(routing.next_hop[i], towards_hosts, neighbours)
             verdicts.append(is_acyclic(deps))
         else:
             # One next hop per destination: the native CDG check handles q=37 in well under
             # a second per layer, where numpy's unique-and-sort needs several.
             table = np.ascontiguousarray(routing.next_hop[i])
-            verdicts.append(_native.layer_is_deadlock_free(table))
+            verdicts.append(_native.layer_is_deadlock_free(table, endpoints))
     return verdicts
 
 
-def build_output(compiled: CompiledFabric, progress: ProgressHook = _quiet) -> OutputTree:
-    """Every file of the compiled output directory, in memory."""
+def address_plan(compiled: CompiledFabric) -> AddressPlan:
+    """The plan's string tables (compile_fabric already checked that it fits)."""
+    return allocate_addresses(compiled.fabric, len(compiled.layers), compiled.addressing_spec)
+
+
+def build_output(
+    compiled: CompiledFabric,
+    progress: ProgressHook = _quiet,
+    platforms: list[str] | None = None,
+    limit: list[str] | None = None,
+    tick: RenderTick = _no_tick,
+) -> OutputTree:
+    """Every file of the compiled output directory, in memory.
+
+    `platforms` overrides each switch's inventory platform (rendering each one listed);
+    `limit` renders configs and host plans of those switches only. Raises UserErrors for
+    unknown names and for switches over a platform limit, before anything is rendered.
+    """
+    selection = plan_render(compiled, platforms, limit)
+    plan = address_plan(compiled)
+    check_platform_limits(compiled, plan, selection)
     tree = OutputTree()
     progress("writing the model")
-    tree.add_json("fabric.json", compiled.to_json())
+    tree.add_json_records("fabric.json", compiled.to_json())
     tree.add_bytes("routing.npz", npz_bytes(compiled.routing_arrays()))
     report = build_report(compiled)
     tree.add_json("report.json", report)
     tree.add_text("report.md", report_markdown(report))
+    progress("rendering configs and host plans")
+    render_into(tree, compiled, plan, selection, tick)
     return tree
+
+
+# Rendered per switch or host: the parts of an earlier output that a --limit run keeps.
+RENDERED_FOLDERS = ("configs", "hosts", "batfish")
+
+
+def keep_earlier_output(tree: OutputTree, target: Path) -> None:
+    """Carry over rendered files of `target` that this (limited) run did not produce, so that
+    rendering a subset of switches updates them without deleting the others."""
+    if not target.is_dir():
+        return
+    for folder in RENDERED_FOLDERS:
+        for path in sorted((target / folder).rglob("*")):
+            relative = path.relative_to(target).as_posix()
+            if path.is_file() and relative not in tree.files:
+                tree.add_bytes(relative, path.read_bytes())
 
 
 def compile_to_directory(

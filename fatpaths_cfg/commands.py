@@ -11,6 +11,14 @@ from typing import Any, TypeVar
 import typer
 import yaml
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from fatpaths_cfg import api
@@ -37,22 +45,55 @@ def default_output(inventory: Path, fabric_name: str | None = None) -> Path:
     return Path("out") / (fabric_name or inventory.stem)
 
 
+def _name_list(text: str | None) -> list[str] | None:
+    """`eos,frr` -> ["eos", "frr"]; None stays None (option not given)."""
+    if text is None:
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def compile_command(
     inventory: Path = typer.Argument(..., help="Inventory YAML (wiring or generator spec)."),
     out: Path | None = typer.Option(
         None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
     ),
     seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
+    platform: str | None = typer.Option(
+        None,
+        "--platform",
+        help="Render these platforms for every switch, e.g. eos,frr "
+        "(default: each switch's platform from the inventory).",
+    ),
+    limit: str | None = typer.Option(
+        None,
+        "--limit",
+        help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
+        "the other files of an earlier output are kept.",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
-    with console.status("compiling") as status:
+    platforms, switches = _name_list(platform), _name_list(limit)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("compiling", total=None)
 
         def progress(stage: str) -> None:
-            status.update(f"compiling: {stage}")
+            bar.update(task, description=f"compiling: {stage}")
+
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
 
         compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
         target = out or default_output(inventory, compiled.name)
-        tree = api.build_output(compiled, progress)
+        tree = run_or_exit(lambda: api.build_output(compiled, progress, platforms, switches, tick))
+        if switches:
+            api.keep_earlier_output(tree, target)
         written, unchanged = tree.commit(target)
     console.print(
         f"compiled [bold]{compiled.name}[/]: {compiled.fabric.nr} switches, "
@@ -160,4 +201,7 @@ def add_commands(app: typer.Typer) -> None:
 
 
 # Feature areas that contribute their own commands (verify, lab, simulate, ...).
-FEATURE_MODULES: tuple[str, ...] = ()
+FEATURE_MODULES: tuple[str, ...] = (
+    "fatpaths_cfg.analysis.commands",
+    "fatpaths_cfg.sim.commands",
+)

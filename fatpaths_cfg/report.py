@@ -37,17 +37,22 @@ def layer_adjacency(nr: int, edges: np.ndarray, mask: np.ndarray) -> sp.csr_matr
     return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(nr, nr))
 
 
-def route_counts(compiled: CompiledFabric) -> list[int]:
-    """Layer routes per switch: n*(Nr-1), times the equal-cost next hops when ECMP is on."""
+def layer_route_counts(compiled: CompiledFabric) -> np.ndarray:
+    """[layer, switch] routes: Nr-1 each, or the number of equal-cost next hops with ECMP."""
     fabric, routing = compiled.fabric, compiled.routing
     nr = fabric.nr
-    if not routing.ecmp:
-        return [len(compiled.layers) * (nr - 1)] * nr
-    totals = np.zeros(nr, dtype=np.int64)
-    for i, layer in enumerate(compiled.layers):
-        counts = equal_cost_counts(layer_adjacency(nr, fabric.edges, layer.links), routing.dist[i])
-        totals += counts.sum(axis=1)
-    return totals.tolist()
+    counts = np.full((len(compiled.layers), nr), nr - 1, dtype=np.int64)
+    if routing.ecmp:
+        for i, layer in enumerate(compiled.layers):
+            adjacency = layer_adjacency(nr, fabric.edges, layer.links)
+            counts[i] = equal_cost_counts(adjacency, routing.dist[i]).sum(axis=1)
+    return counts
+
+
+def route_counts(compiled: CompiledFabric) -> list[int]:
+    """Layer routes per switch: n*(Nr-1), times the equal-cost next hops when ECMP is on."""
+    totals: list[int] = layer_route_counts(compiled).sum(axis=0).tolist()
+    return totals
 
 
 def _sample_pairs(nr: int, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -100,6 +105,7 @@ def build_report(compiled: CompiledFabric) -> dict[str, Any]:
     off_diagonal = ~np.eye(nr, dtype=bool)
     minimal = _minimal_distances(compiled)[off_diagonal].astype(np.float64)
     layers = []
+    per_layer_routes = layer_route_counts(compiled)
     for i, layer in enumerate(compiled.layers):
         d = routing.dist[i][off_diagonal]
         histogram = np.bincount(d[d != UNREACHABLE], minlength=1)
@@ -118,6 +124,10 @@ def build_report(compiled: CompiledFabric) -> dict[str, Any]:
                 "extra_hops_mean": round(float((d - minimal).mean()), 4) if len(d) else 0.0,
                 "deadlock_free": compiled.deadlock_free[i] if compiled.deadlock_free else None,
                 "up_down": layer.rank is not None,
+                "forwarding_entries_per_switch": {
+                    "min": int(per_layer_routes[i].min()),
+                    "max": int(per_layer_routes[i].max()),
+                },
             }
         )
     s, t, sampled = _sample_pairs(nr, compiled.seed)
@@ -156,15 +166,19 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
         f"{report['switches']} switches, {report['hosts']} hosts, {report['links']} links.",
         "",
-        "| layer | algorithm | links | share | mean path | max path | stretch | deadlock-free |",
-        "|---:|---|---:|---:|---:|---:|---:|---|",
+        "| layer | algorithm | links | share | mean path | max path | stretch | routes/switch "
+        "| deadlock-free |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for layer in report["layers"]:
         free = {True: "yes", False: "no", None: "n/a"}[layer["deadlock_free"]]
+        entries = layer["forwarding_entries_per_switch"]
+        routes = (str(entries["min"]) if entries["min"] == entries["max"]
+                  else f"{entries['min']}..{entries['max']}")
         lines.append(
             f"| {layer['layer']} | {layer['algorithm']} | {layer['links']} | "
             f"{layer['links_share']:.2f} | {layer['mean_path_length']:.3f} | "
-            f"{layer['max_path_length']} | {layer['stretch']:.3f} | {free} |"
+            f"{layer['max_path_length']} | {layer['stretch']:.3f} | {routes} | {free} |"
         )
     diversity = report["path_diversity"]
     share_key = f"share_pairs_with_at_least_{DIVERSITY_THRESHOLD}_paths"

@@ -16,6 +16,15 @@ def _channel_ids(nr: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
     return tail.astype(np.int64) * nr + head.astype(np.int64)
 
 
+def _unique_pairs(a: np.ndarray, b: np.ndarray, nr: int) -> np.ndarray:
+    """Sorted unique rows of (a, b); one 1-D key sorts several times faster than rows do."""
+    if len(a) == 0:
+        return np.zeros((0, 2), np.int64)
+    span = np.int64(nr) * np.int64(nr)
+    keys = np.unique(a * span + b)
+    return np.stack([keys // span, keys % span], axis=1)
+
+
 def dependency_edges(
     next_hop: np.ndarray, dist: np.ndarray | None = None, neighbours: list[np.ndarray] | None = None
 ) -> np.ndarray:
@@ -34,7 +43,7 @@ def dependency_edges(
         keep = m_idx >= 0
         a = _channel_ids(nr, s_idx[keep], n_idx[keep])
         b = _channel_ids(nr, n_idx[keep], m_idx[keep])
-        return np.unique(np.stack([a, b], axis=1), axis=0) if len(a) else np.zeros((0, 2), np.int64)
+        return _unique_pairs(a, b, nr)
     pairs: list[np.ndarray] = []
     d = dist.astype(np.int16)
     for v in range(nr):
@@ -52,7 +61,8 @@ def dependency_edges(
             pairs.append(np.stack([a, b], axis=1))
     if not pairs:
         return np.zeros((0, 2), np.int64)
-    return np.unique(np.concatenate(pairs), axis=0)
+    joined = np.concatenate(pairs)
+    return _unique_pairs(joined[:, 0], joined[:, 1], nr)
 
 
 def is_acyclic(dependencies: np.ndarray) -> bool:
@@ -67,3 +77,62 @@ def is_acyclic(dependencies: np.ndarray) -> bool:
     )
     components, _ = connected_components(graph, directed=True, connection="strong")
     return bool(components == size)
+
+
+def route_dependencies(
+    nr: int, switch: np.ndarray, dest: np.ndarray, hop: np.ndarray
+) -> np.ndarray:
+    """Dependencies of arbitrary per-destination routes, given as triples (s, t, next hop n).
+
+    This is the form the rendered configs give (several triples per (s, t) with ECMP): a packet
+    for t that enters n over (s->n) waits on every (n->m) that n routes t over.
+    """
+    if len(switch) == 0:
+        return np.zeros((0, 2), np.int64)
+    key = switch.astype(np.int64) * nr + dest.astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    # For each triple, the triples of the next hop towards the same destination.
+    follow = hop.astype(np.int64) * nr + dest.astype(np.int64)
+    start = np.searchsorted(sorted_key, follow, side="left")
+    stop = np.searchsorted(sorted_key, follow, side="right")
+    counts = stop - start
+    first = np.repeat(np.arange(len(switch)), counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    second = order[np.repeat(start, counts) + offsets]
+    a = _channel_ids(nr, switch[first], hop[first])
+    b = _channel_ids(nr, switch[second], hop[second])
+    return _unique_pairs(a, b, nr)
+
+
+def find_cycle(dependencies: np.ndarray, nr: int) -> list[tuple[int, int]]:
+    """One dependency cycle as a list of channels (tail switch, head switch); [] if none.
+
+    Operators need to see the cycle to believe it, so the verdict comes with a witness.
+    """
+    if len(dependencies) == 0:
+        return []
+    channels, inverse = np.unique(dependencies.ravel(), return_inverse=True)
+    inverse = inverse.reshape(-1, 2)
+    size = len(channels)
+    graph = sp.csr_matrix(
+        (np.ones(len(inverse), dtype=np.int8), (inverse[:, 0], inverse[:, 1])), shape=(size, size)
+    )
+    _, labels = connected_components(graph, directed=True, connection="strong")
+    sizes = np.bincount(labels)
+    looping = np.flatnonzero(sizes > 1)
+    if len(looping) == 0:
+        return []
+    component = int(looping[0])
+    # Inside a strong component every channel has a successor in it, so following successors
+    # from any member must revisit one: that stretch is a cycle.
+    current = int(np.flatnonzero(labels == component)[0])
+    seen: dict[int, int] = {}
+    walk: list[int] = []
+    while current not in seen:
+        seen[current] = len(walk)
+        walk.append(current)
+        row = graph.indices[graph.indptr[current] : graph.indptr[current + 1]]
+        current = int(row[labels[row] == component][0])
+    cycle = walk[seen[current] :]
+    return [(int(channels[c]) // nr, int(channels[c]) % nr) for c in cycle]

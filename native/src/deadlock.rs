@@ -3,47 +3,138 @@
 //! A channel is a directed link. A route entering switch n over (s->n) and leaving over (n->m)
 //! makes (s->n) wait on (n->m); a cycle of such waits can deadlock a lossless (PFC) fabric.
 
-/// Dependencies of the routes given by `next_hop[s * nr + t]` (next switch from s towards t,
-/// negative on the diagonal or where unreachable), deduplicated, as successor lists per channel
-/// where channels are numbered by `channel_of(s, n)`.
-fn dependency_lists(nr: usize, next_hop: &[i32]) -> (Vec<Vec<u32>>, Vec<u32>) {
-    // Channel ids are handed out on first use; the table is dense but u32 keeps it small.
-    let mut channel = vec![u32::MAX; nr * nr];
-    let mut count = 0u32;
-    let mut id = |a: usize, b: usize, channel: &mut Vec<u32>| -> u32 {
-        let slot = &mut channel[a * nr + b];
-        if *slot == u32::MAX {
-            *slot = count;
-            count += 1;
+use rayon::prelude::*;
+
+/// Channels of a layer in compressed form: channel (s -> n) is `offset[s] + position of n in
+/// hops[s]`, where hops[s] lists the distinct next hops switch s uses.
+struct Channels {
+    offset: Vec<usize>,
+    hops: Vec<u32>,
+}
+
+impl Channels {
+    fn from_table(nr: usize, next_hop: &[i32]) -> Self {
+        let mut offset = vec![0usize; nr + 1];
+        let mut hops = Vec::new();
+        let mut seen: Vec<u32> = Vec::new();
+        for s in 0..nr {
+            seen.clear();
+            for &n in &next_hop[s * nr..(s + 1) * nr] {
+                if n >= 0 && !seen.contains(&(n as u32)) {
+                    seen.push(n as u32);
+                }
+            }
+            seen.sort_unstable();
+            hops.extend_from_slice(&seen);
+            offset[s + 1] = hops.len();
         }
-        *slot
-    };
-    let mut successors: Vec<Vec<u32>> = Vec::new();
+        Channels { offset, hops }
+    }
+
+    #[inline]
+    fn id(&self, s: usize, n: u32) -> usize {
+        let slice = &self.hops[self.offset[s]..self.offset[s + 1]];
+        self.offset[s] + slice.iter().position(|&h| h == n).expect("channel")
+    }
+
+    fn count(&self) -> usize {
+        self.hops.len()
+    }
+
+    fn out_degree(&self, s: usize) -> usize {
+        self.offset[s + 1] - self.offset[s]
+    }
+}
+
+/// Dependency sets as bitsets: bit j of channel c = (s -> n) means c waits on the j-th channel
+/// out of n. Only switches that carry traffic towards t count: with `endpoints` (switches that
+/// have hosts), those on a route from an endpoint to an endpoint destination; routes towards
+/// host-less switches (fat-tree cores) never carry host traffic and must not add waits.
+fn dependency_bitsets(
+    nr: usize,
+    next_hop: &[i32],
+    endpoints: Option<&[bool]>,
+) -> (Channels, Vec<u64>, usize) {
+    let channels = Channels::from_table(nr, next_hop);
+    let max_out = (0..nr).map(|s| channels.out_degree(s)).max().unwrap_or(0);
+    let words = max_out.div_ceil(64).max(1);
+    // Column-major copy so that walks towards one destination read contiguous memory.
+    let mut towards = vec![-1i32; nr * nr];
     for s in 0..nr {
         for t in 0..nr {
-            let n = next_hop[s * nr + t];
-            if n < 0 {
-                continue;
-            }
-            let n = n as usize;
-            let m = next_hop[n * nr + t];
-            if m < 0 {
-                continue;
-            }
-            let a = id(s, n, &mut channel);
-            let b = id(n, m as usize, &mut channel);
-            let needed = a.max(b) as usize + 1;
-            if successors.len() < needed {
-                successors.resize_with(needed, Vec::new);
-            }
-            successors[a as usize].push(b);
+            towards[t * nr + s] = next_hop[s * nr + t];
         }
     }
-    for list in successors.iter_mut() {
-        list.sort_unstable();
-        list.dedup();
+    let bits = (0..nr)
+        .into_par_iter()
+        .fold(
+            || (vec![0u64; channels.count() * words], vec![false; nr]),
+            |(mut bits, mut carries), t| {
+                let row = &towards[t * nr..(t + 1) * nr];
+                match endpoints {
+                    Some(endpoints) if !endpoints[t] => return (bits, carries),
+                    Some(endpoints) => {
+                        carries.fill(false);
+                        for s in (0..nr).filter(|&s| endpoints[s]) {
+                            let mut node = s;
+                            while node != t && !carries[node] {
+                                carries[node] = true;
+                                let n = row[node];
+                                if n < 0 {
+                                    break;
+                                }
+                                node = n as usize;
+                            }
+                        }
+                    }
+                    None => carries.fill(true),
+                }
+                for s in 0..nr {
+                    let n = row[s];
+                    if !carries[s] || n < 0 {
+                        continue;
+                    }
+                    let m = row[n as usize];
+                    if m < 0 {
+                        continue;
+                    }
+                    let a = channels.id(s, n as u32);
+                    let b = channels.id(n as usize, m as u32) - channels.offset[n as usize];
+                    bits[a * words + b / 64] |= 1u64 << (b % 64);
+                }
+                (bits, carries)
+            },
+        )
+        .map(|(bits, _)| bits)
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(&b).for_each(|(x, y)| *x |= y);
+            a
+        })
+        .unwrap_or_else(|| vec![0u64; channels.count() * words]);
+    (channels, bits, words)
+}
+
+/// Successor lists from the bitsets (head switch of each channel is needed to decode them).
+fn successor_lists(nr: usize, channels: &Channels, bits: &[u64], words: usize) -> Vec<Vec<u32>> {
+    let mut successors = vec![Vec::new(); channels.count()];
+    for s in 0..nr {
+        for (j, &n) in channels.hops[channels.offset[s]..channels.offset[s + 1]]
+            .iter()
+            .enumerate()
+        {
+            let a = channels.offset[s] + j;
+            let base = channels.offset[n as usize];
+            for w in 0..words {
+                let mut word = bits[a * words + w];
+                while word != 0 {
+                    let bit = word.trailing_zeros() as usize;
+                    successors[a].push((base + w * 64 + bit) as u32);
+                    word &= word - 1;
+                }
+            }
+        }
     }
-    (successors, channel)
+    successors
 }
 
 /// Kahn's algorithm: the graph is acyclic iff every node can be peeled off at in-degree zero.
@@ -71,8 +162,9 @@ pub fn is_acyclic(successors: &[Vec<u32>]) -> bool {
     peeled == size
 }
 
-pub fn layer_is_deadlock_free(nr: usize, next_hop: &[i32]) -> bool {
-    let (successors, _) = dependency_lists(nr, next_hop);
+pub fn layer_is_deadlock_free(nr: usize, next_hop: &[i32], endpoints: Option<&[bool]>) -> bool {
+    let (channels, bits, words) = dependency_bitsets(nr, next_hop, endpoints);
+    let successors = successor_lists(nr, &channels, &bits, words);
     is_acyclic(&successors)
 }
 
@@ -92,7 +184,25 @@ mod tests {
                 }
             }
         }
-        assert!(!layer_is_deadlock_free(nr, &next));
+        assert!(!layer_is_deadlock_free(nr, &next, None));
+    }
+
+    #[test]
+    fn routes_that_carry_no_host_traffic_add_no_waits() {
+        // Clockwise 4-ring, but only switches 0 and 1 have hosts: 0->1 and 1->0 (the long way
+        // round, 1->2->3->0) never close the cycle 0->1->2->3->0 on their own.
+        let nr = 4;
+        let mut next = vec![-1i32; nr * nr];
+        for s in 0..nr {
+            for t in 0..nr {
+                if s != t {
+                    next[s * nr + t] = ((s + 1) % nr) as i32;
+                }
+            }
+        }
+        let endpoints = [true, true, false, false];
+        assert!(layer_is_deadlock_free(nr, &next, Some(&endpoints)));
+        assert!(!layer_is_deadlock_free(nr, &next, None));
     }
 
     #[test]
@@ -109,21 +219,24 @@ mod tests {
                 }
             }
         }
-        assert!(layer_is_deadlock_free(nr, &next));
+        assert!(layer_is_deadlock_free(nr, &next, None));
     }
 }
 
 pub mod python {
-    use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
+    use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
     /// True when the routes of `next_hop[s, t]` (int32, square) have an acyclic channel
-    /// dependency graph, i.e. the layer cannot deadlock under PFC.
+    /// dependency graph, i.e. the layer cannot deadlock under PFC. With `endpoints` (bool per
+    /// switch), only routes between switches that have hosts count.
     #[pyfunction]
+    #[pyo3(signature = (next_hop, endpoints=None))]
     pub fn layer_is_deadlock_free(
         py: Python<'_>,
         next_hop: PyReadonlyArray2<'_, i32>,
+        endpoints: Option<PyReadonlyArray1<'_, bool>>,
     ) -> PyResult<bool> {
         let shape = next_hop.shape();
         if shape[0] != shape[1] {
@@ -133,6 +246,15 @@ pub mod python {
         }
         let nr = shape[0];
         let table = next_hop.as_slice()?.to_vec();
-        Ok(py.detach(|| super::layer_is_deadlock_free(nr, &table)))
+        let endpoints: Option<Vec<bool>> = match endpoints {
+            Some(e) if e.len() != nr => {
+                return Err(PyValueError::new_err(
+                    "endpoints must have one entry per switch",
+                ))
+            }
+            Some(e) => Some(e.as_slice()?.to_vec()),
+            None => None,
+        };
+        Ok(py.detach(|| super::layer_is_deadlock_free(nr, &table, endpoints.as_deref())))
     }
 }

@@ -3,6 +3,7 @@
 pub mod deadlock;
 pub mod layers;
 pub mod routing;
+pub mod sim;
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1};
@@ -62,6 +63,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         deadlock::python::layer_is_deadlock_free,
         m
     )?)?;
+    m.add_class::<sim::python::PacketSimulator>()?;
     m.add_function(wrap_pyfunction!(layers::python::overlap_layers_py, m)?)?;
     Ok(())
 }

@@ -211,9 +211,7 @@ pub fn layer_forwarding(adj: &Adjacency, seed: u64, rank: Option<&[u32]>) -> (Ve
                     next_row,
                     queue,
                 ),
-                None => {
-                    shortest_path_row(adj, destination, seed, dist_row, next_row, queue, best)
-                }
+                None => shortest_path_row(adj, destination, seed, dist_row, next_row, queue, best),
             },
         );
     (dist, next)

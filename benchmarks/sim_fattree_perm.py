@@ -1,0 +1,104 @@
+"""Benchmark: the htsim reference scenario on the native packet simulator.
+
+3-tier fat tree k=16 (1,024 hosts), 100 Gb/s links, 1 us per hop, a random permutation of
+2 MB flows, MTU 4,000 B, 35-packet queues, NDP with a 50-packet first window, per-packet
+spraying. csg-htsim (`htsim_ndp -nodes 1024 -tiers 3 -linkspeed 100000 -mtu 4000 -q 35
+-cwnd 50 -strat perm -hop_latency 1`) needs about 20-28 CPU-seconds and ~14.6 M events; its
+flows finish (sender side) at a median of about 200 us and a maximum of about 203-204 us.
+
+    python benchmarks/sim_fattree_perm.py [--seed N] [--htsim-matrix perm.cm] [--save-matrix F]
+
+`--save-matrix` writes the permutation as an htsim connection matrix so that htsim can run the
+very same flows; `--htsim-matrix` reads one instead of drawing a permutation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+
+import numpy as np
+
+from fatpaths_cfg.sim import (
+    SimConfig,
+    make_workload,
+    network_from_topology,
+    read_connection_matrix,
+    simulate,
+    write_connection_matrix,
+)
+
+HTSIM_REFERENCE = {"cpu_seconds": 28.5, "events": 14.6e6, "median_us": 200.0, "max_us": 203.0}
+TARGET_CPU_SECONDS = 3.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--htsim-matrix", help="htsim connection matrix to run instead")
+    parser.add_argument("--save-matrix", help="write the workload as an htsim matrix")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+
+    network = network_from_topology("fattree", {"k": 16}, seed=args.seed, link_gbps=100.0)
+    if args.htsim_matrix:
+        nodes, workload = read_connection_matrix(args.htsim_matrix)
+        assert nodes == network.n_hosts, (nodes, network.n_hosts)
+    else:
+        workload = make_workload(network, "permutation", 2_000_000, seed=args.seed)
+    if args.save_matrix:
+        write_connection_matrix(workload, network.n_hosts, args.save_matrix)
+    config = SimConfig(
+        transport="ndp",
+        load_balancing="spray",
+        mtu=4000,
+        queue_packets=35,
+        initial_window=50,
+        # htsim's main_ndp sets a 50 ms minimum RTO; no timeout fires in this scenario.
+        min_rto_us=50_000,
+        seed=args.seed,
+    )
+    result = simulate(network, workload, config)
+    c = result.counters
+    sender_us = result.sender_fct_ps() / 1e6
+    receiver_us = result.fct_ps() / 1e6
+    figures = {
+        "hosts": network.n_hosts,
+        "flows": workload.n_flows,
+        "flows_finished": int(result.finished.sum()),
+        "cpu_seconds": round(result.cpu_seconds, 3),
+        "wall_seconds": round(result.wall_seconds, 3),
+        "events": c["events"],
+        "events_per_cpu_second": round(c["events"] / result.cpu_seconds),
+        "data_packets": c["data_packets_sent"],
+        "data_packets_per_cpu_second": round(c["data_packets_sent"] / result.cpu_seconds),
+        "trims": c["trims"],
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        # htsim reports a flow finished when the source has every byte acknowledged.
+        "sender_fct_median_us": round(float(np.median(sender_us)), 2),
+        "sender_fct_max_us": round(float(np.max(sender_us)), 2),
+        "receiver_fct_median_us": round(float(np.median(receiver_us)), 2),
+        "receiver_fct_max_us": round(float(np.max(receiver_us)), 2),
+    }
+    ref = HTSIM_REFERENCE
+    figures["speedup_vs_htsim_cpu"] = round(ref["cpu_seconds"] / result.cpu_seconds, 1)
+    figures["median_vs_htsim"] = round(figures["sender_fct_median_us"] / ref["median_us"] - 1, 4)
+    figures["max_vs_htsim"] = round(figures["sender_fct_max_us"] / ref["max_us"] - 1, 4)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        for key, value in figures.items():
+            print(f"{key:>30}: {value:,}" if isinstance(value, int) else f"{key:>30}: {value}")
+    within = abs(figures["median_vs_htsim"]) <= 0.05 and abs(figures["max_vs_htsim"]) <= 0.05
+    fast = result.cpu_seconds <= TARGET_CPU_SECONDS
+    print(
+        f"target: <= {TARGET_CPU_SECONDS} CPU s ({'met' if fast else 'MISSED'}), "
+        f"median and max FCT within 5% of htsim ({'met' if within else 'MISSED'})"
+    )
+    return 0 if within and fast else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""The address plan: host subnets per (layer, switch), point-to-point links, loopbacks, VLANs.
+
+Prefix encoding: host address = pool | layer | switch | host, so the destination address alone
+names the layer and a switch needs one route per (layer, destination switch). VLAN encoding:
+the same numbering, but every layer is one broadcast domain (a VLAN per layer) and the layer is
+chosen by the VLAN tag, so host addresses carry the whole layer block as their prefix.
+
+Addresses are kept as integers and formatted once into string tables: renderers index those
+tables instead of building `ipaddress` objects per route (a Slim Fly q=19 has 4.7M routes).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fatpaths_cfg.errors import ErrorCollector
+from fatpaths_cfg.fabric import Fabric
+from fatpaths_cfg.inventory.schema import AddressingSpec
+
+MAX_VLAN = 4094
+V6_SUBNET_PREFIX = 64
+# Locally administered, unicast: bit 1 of the first octet set, bit 0 clear.
+MAC_PREFIX = 0x02FA_0000_0000
+
+Locate = Callable[[tuple[str | int, ...]], int]
+
+
+def _no_line(_: tuple[str | int, ...]) -> int:
+    return 0
+
+
+def v4_text(value: int) -> str:
+    return f"{value >> 24}.{(value >> 16) & 255}.{(value >> 8) & 255}.{value & 255}"
+
+
+def v6_text(value: int) -> str:
+    return ipaddress.IPv6Address(value).compressed
+
+
+def host_mac(host_index: int) -> str:
+    """A deterministic locally administered MAC per host (shared by its layer VLANs)."""
+    value = MAC_PREFIX | host_index
+    return ":".join(f"{(value >> shift) & 255:02x}" for shift in range(40, -8, -8))
+
+
+def bits_for(count: int) -> int:
+    """Bits needed to number `count` things 0..count-1."""
+    return max(count - 1, 0).bit_length()
+
+
+@dataclass(frozen=True)
+class FieldWidths:
+    layer_bits: int
+    switch_bits: int
+    host_bits: int  # IPv4 only; IPv6 subnets are always /64
+
+    @property
+    def v4_bits(self) -> int:
+        return self.layer_bits + self.switch_bits + self.host_bits
+
+
+def field_widths(layer_count: int, nr: int, max_hosts: int) -> FieldWidths:
+    # A subnet holds its hosts, the switch gateway, the network and the broadcast address.
+    return FieldWidths(bits_for(layer_count), bits_for(nr), (max_hosts + 2).bit_length())
+
+
+@dataclass
+class FamilyTables:
+    """Formatted addresses of one family; index [layer][switch] or [layer][host]."""
+
+    subnets: list[list[str]]  # "10.0.8.0/29"
+    gateways: list[list[str]]  # "10.0.8.1" (switch side of each host subnet)
+    hosts: list[list[str]]  # "10.0.8.2" (no prefix length)
+    host_prefix_len: int  # prefix length hosts put on their addresses
+    subnet_prefix_len: int
+    links: list[tuple[str, str]]  # ("172.16.0.0", "172.16.0.1") per link: a side, b side
+    link_prefix_len: int
+    loopbacks: list[str]  # "192.168.0.1"
+    loopback_prefix_len: int
+    pools: list[str] = field(default_factory=list)  # host pools a host routes via its switch
+
+
+@dataclass
+class AddressPlan:
+    encoding: str
+    family: str
+    layer_count: int
+    widths: FieldWidths
+    v4: FamilyTables | None
+    v6: FamilyTables | None
+    vlans: list[int]  # VLAN id per layer (VLAN encoding), else []
+    host_macs: list[str]  # per host (VLAN encoding), else []
+    layout: dict[str, Any]
+
+    @property
+    def families(self) -> list[FamilyTables]:
+        return [t for t in (self.v4, self.v6) if t is not None]
+
+    def to_json(self, fabric: Fabric) -> dict[str, Any]:
+        return {
+            "encoding": self.encoding,
+            "family": self.family,
+            "layout": self.layout,
+            "switches": [self._switch_json(s.index, s.name) for s in fabric.switches],
+            "links": [self._link_json(i) for i in range(len(fabric.links))],
+            "hosts": [
+                self._host_json(h.index, h.name, fabric.switches[h.switch].name)
+                for h in fabric.hosts
+            ],
+            "vlans": [{"layer": i + 1, "vlan": v} for i, v in enumerate(self.vlans)],
+        }
+
+    def _switch_json(self, index: int, name: str) -> dict[str, Any]:
+        v4, v6 = self.v4, self.v6
+        gateways = self.encoding == "prefix"
+        return {
+            "name": name,
+            "loopback_v4": f"{v4.loopbacks[index]}/32" if v4 else None,
+            "loopback_v6": f"{v6.loopbacks[index]}/128" if v6 else None,
+            "subnets": [
+                {
+                    "layer": layer + 1,
+                    "v4": v4.subnets[layer][index] if v4 else None,
+                    "gateway_v4": v4.gateways[layer][index] if v4 and gateways else None,
+                    "v6": v6.subnets[layer][index] if v6 else None,
+                    "gateway_v6": v6.gateways[layer][index] if v6 and gateways else None,
+                }
+                for layer in range(self.layer_count)
+            ],
+        }
+
+    def _link_json(self, index: int) -> dict[str, Any]:
+        v4, v6 = self.v4, self.v6
+        return {
+            "index": index,
+            "a_v4": f"{v4.links[index][0]}/{v4.link_prefix_len}" if v4 else None,
+            "b_v4": f"{v4.links[index][1]}/{v4.link_prefix_len}" if v4 else None,
+            "a_v6": f"{v6.links[index][0]}/{v6.link_prefix_len}" if v6 else None,
+            "b_v6": f"{v6.links[index][1]}/{v6.link_prefix_len}" if v6 else None,
+        }
+
+    def _host_json(self, index: int, name: str, switch: str) -> dict[str, Any]:
+        v4, v6 = self.v4, self.v6
+        entry: dict[str, Any] = {
+            "name": name,
+            "switch": switch,
+            "addresses": [
+                {
+                    "layer": layer + 1,
+                    "v4": f"{v4.hosts[layer][index]}/{v4.host_prefix_len}" if v4 else None,
+                    "v6": f"{v6.hosts[layer][index]}/{v6.host_prefix_len}" if v6 else None,
+                }
+                for layer in range(self.layer_count)
+            ],
+        }
+        if self.host_macs:
+            entry["mac"] = self.host_macs[index]
+        return entry
+
+    def address_rows(self, fabric: Fabric) -> list[tuple[str, int, str]]:
+        """(host, layer, address) rows for hosts/addresses.csv, every family."""
+        rows = []
+        for host in fabric.hosts:
+            for layer in range(self.layer_count):
+                for tables in self.families:
+                    address = tables.hosts[layer][host.index]
+                    rows.append((host.name, layer + 1, f"{address}/{tables.host_prefix_len}"))
+        return rows
+
+
+class _PlanChecker:
+    """Fit checks: every problem names its field and how many bits it needed."""
+
+    def __init__(self, spec: AddressingSpec, file: str, locate: Locate) -> None:
+        self.spec = spec
+        self.file = file
+        self.locate = locate
+        self.errors = ErrorCollector()
+
+    def fits(self, field_name: str, pool: str, needed_bits: int, what: str, hint: str) -> bool:
+        network = ipaddress.ip_network(pool)
+        available = network.max_prefixlen - network.prefixlen
+        if needed_bits <= available:
+            return True
+        self.errors.add(
+            self.file,
+            self.locate(("addressing", field_name)),
+            f"addressing.{field_name}",
+            f"{pool} leaves {available} bits but {what} needs {needed_bits} bits",
+            hint,
+        )
+        return False
+
+    def vlans(self, layer_count: int, platform_limits: dict[str, int]) -> list[int]:
+        base = self.spec.vlan_base
+        vlans = list(range(base, base + layer_count))
+        top = vlans[-1]
+        where = self.locate(("addressing", "vlan_base"))
+        if top > MAX_VLAN:
+            self.errors.add(
+                self.file,
+                where,
+                "addressing.vlan_base",
+                f"{layer_count} layers from VLAN {base} reach VLAN {top}, above {MAX_VLAN}",
+                f"use vlan_base <= {MAX_VLAN - layer_count + 1}",
+            )
+        for platform, limit in sorted(platform_limits.items()):
+            if layer_count > limit:
+                self.errors.add(
+                    self.file,
+                    where,
+                    "addressing.encoding",
+                    f"VLAN encoding needs {layer_count} VLANs but platform {platform} "
+                    f"supports at most {limit}",
+                    "use fewer layers or encoding: prefix",
+                )
+        return vlans
+
+
+def _v4_tables(
+    spec: AddressingSpec, fabric: Fabric, layer_count: int, widths: FieldWidths, vlan: bool
+) -> FamilyTables:
+    pool = int(ipaddress.IPv4Network(spec.host_pool_v4).network_address)
+    host_shift = widths.host_bits
+    layer_shift = widths.switch_bits + widths.host_bits
+    subnet_len = 32 - widths.host_bits
+    bases = [
+        [pool | (layer << layer_shift) | (s << host_shift) for s in range(fabric.nr)]
+        for layer in range(layer_count)
+    ]
+    layer_block_len = ipaddress.IPv4Network(spec.host_pool_v4).prefixlen + widths.layer_bits
+    return FamilyTables(
+        subnets=[[f"{v4_text(b)}/{subnet_len}" for b in row] for row in bases],
+        gateways=[[v4_text(b + 1) for b in row] for row in bases],
+        hosts=_host_addresses(fabric, bases, v4_text),
+        host_prefix_len=layer_block_len if vlan else subnet_len,
+        subnet_prefix_len=subnet_len,
+        links=_link_addresses(spec.link_pool_v4, len(fabric.links), v4_text),
+        link_prefix_len=31,
+        loopbacks=_loopbacks(spec.loopback_pool_v4, fabric.nr, v4_text),
+        loopback_prefix_len=32,
+        pools=[spec.host_pool_v4],
+    )
+
+
+def _v6_tables(
+    spec: AddressingSpec, fabric: Fabric, layer_count: int, widths: FieldWidths, vlan: bool
+) -> FamilyTables:
+    pool = int(ipaddress.IPv6Network(spec.host_pool_v6).network_address)
+    host_shift = 128 - V6_SUBNET_PREFIX
+    layer_shift = host_shift + widths.switch_bits
+    bases = [
+        [pool | (layer << layer_shift) | (s << host_shift) for s in range(fabric.nr)]
+        for layer in range(layer_count)
+    ]
+    layer_block_len = ipaddress.IPv6Network(spec.host_pool_v6).prefixlen + widths.layer_bits
+    return FamilyTables(
+        subnets=[[f"{v6_text(b)}/{V6_SUBNET_PREFIX}" for b in row] for row in bases],
+        gateways=[[v6_text(b + 1) for b in row] for row in bases],
+        hosts=_host_addresses(fabric, bases, v6_text),
+        host_prefix_len=layer_block_len if vlan else V6_SUBNET_PREFIX,
+        subnet_prefix_len=V6_SUBNET_PREFIX,
+        links=_link_addresses(spec.link_pool_v6, len(fabric.links), v6_text),
+        link_prefix_len=127,
+        loopbacks=_loopbacks(spec.loopback_pool_v6, fabric.nr, v6_text),
+        loopback_prefix_len=128,
+        pools=[spec.host_pool_v6],
+    )
+
+
+def _host_addresses(
+    fabric: Fabric, bases: list[list[int]], text: Callable[[int], str]
+) -> list[list[str]]:
+    # Offsets 0 and 1 are the network address and the switch gateway.
+    offsets = [0] * len(fabric.hosts)
+    for members in fabric.hosts_of_switch:
+        for ordinal, host in enumerate(members):
+            offsets[host] = ordinal + 2
+    switch_of = [h.switch for h in fabric.hosts]
+    return [[text(row[s] + o) for s, o in zip(switch_of, offsets, strict=True)] for row in bases]
+
+
+def _link_addresses(pool: str, count: int, text: Callable[[int], str]) -> list[tuple[str, str]]:
+    base = int(ipaddress.ip_network(pool).network_address)
+    return [(text(base + 2 * i), text(base + 2 * i + 1)) for i in range(count)]
+
+
+def _loopbacks(pool: str, count: int, text: Callable[[int], str]) -> list[str]:
+    base = int(ipaddress.ip_network(pool).network_address)
+    return [text(base + 1 + i) for i in range(count)]
+
+
+def _check_fit(
+    checker: _PlanChecker, fabric: Fabric, widths: FieldWidths, families: list[str]
+) -> None:
+    spec = checker.spec
+    links = len(fabric.links)
+    if "ipv4" in families:
+        checker.fits(
+            "host_pool_v4",
+            spec.host_pool_v4,
+            widths.v4_bits,
+            f"the host plan ({widths.layer_bits} layer + {widths.switch_bits} switch + "
+            f"{widths.host_bits} host bits)",
+            (
+                f"use a larger pool (at most /{32 - widths.v4_bits}) or family: ipv6"
+                if widths.v4_bits <= 32
+                else "IPv4 cannot hold this plan; use family: ipv6"
+            ),
+        )
+        checker.fits(
+            "link_pool_v4",
+            spec.link_pool_v4,
+            bits_for(links) + 1,
+            f"{links} point-to-point /31 links",
+            f"use a pool of at most /{31 - bits_for(links)}",
+        )
+        checker.fits(
+            "loopback_pool_v4",
+            spec.loopback_pool_v4,
+            bits_for(fabric.nr + 1),
+            f"{fabric.nr} switch loopbacks",
+            f"use a pool of at most /{32 - bits_for(fabric.nr + 1)}",
+        )
+    if "ipv6" in families:
+        needed = widths.layer_bits + widths.switch_bits
+        checker.fits(
+            "host_pool_v6",
+            spec.host_pool_v6,
+            needed + V6_SUBNET_PREFIX,
+            f"the host plan ({widths.layer_bits} layer + {widths.switch_bits} switch bits "
+            f"above /{V6_SUBNET_PREFIX} subnets)",
+            f"use a pool of at most /{V6_SUBNET_PREFIX - needed}",
+        )
+        checker.fits(
+            "link_pool_v6", spec.link_pool_v6, bits_for(links) + 1, f"{links} /127 links", ""
+        )
+        checker.fits(
+            "loopback_pool_v6",
+            spec.loopback_pool_v6,
+            bits_for(fabric.nr + 1),
+            f"{fabric.nr} switch loopbacks",
+            "",
+        )
+
+
+def allocate_addresses(
+    fabric: Fabric,
+    layer_count: int,
+    spec: AddressingSpec,
+    vlan_limits: dict[str, int] | None = None,
+    file: str = "",
+    locate: Locate = _no_line,
+) -> AddressPlan:
+    """The address plan, or UserErrors naming every field that does not fit.
+
+    `vlan_limits` maps each platform in use to its VLAN limit (checked in VLAN encoding).
+    """
+    families = {"ipv4": ["ipv4"], "ipv6": ["ipv6"], "dual": ["ipv4", "ipv6"]}[spec.family]
+    max_hosts = max((len(m) for m in fabric.hosts_of_switch), default=0)
+    widths = field_widths(layer_count, fabric.nr, max_hosts)
+    checker = _PlanChecker(spec, file, locate)
+    _check_fit(checker, fabric, widths, families)
+    vlan = spec.encoding == "vlan"
+    vlans = checker.vlans(layer_count, vlan_limits or {}) if vlan else []
+    checker.errors.raise_if_any()
+    v4 = _v4_tables(spec, fabric, layer_count, widths, vlan) if "ipv4" in families else None
+    v6 = _v6_tables(spec, fabric, layer_count, widths, vlan) if "ipv6" in families else None
+    layout: dict[str, Any] = {
+        "host_pool_v4": spec.host_pool_v4 if v4 else None,
+        "host_pool_v6": spec.host_pool_v6 if v6 else None,
+        "layer_bits": widths.layer_bits,
+        "switch_bits": widths.switch_bits,
+        "host_bits": widths.host_bits,
+        "subnet_prefix_v4": v4.subnet_prefix_len if v4 else None,
+        "subnet_prefix_v6": V6_SUBNET_PREFIX if v6 else None,
+        "host_prefix_v4": v4.host_prefix_len if v4 else None,
+        "host_prefix_v6": v6.host_prefix_len if v6 else None,
+        "link_pool_v4": spec.link_pool_v4 if v4 else None,
+        "link_pool_v6": spec.link_pool_v6 if v6 else None,
+        "loopback_pool_v4": spec.loopback_pool_v4 if v4 else None,
+        "loopback_pool_v6": spec.loopback_pool_v6 if v6 else None,
+    }
+    macs = [host_mac(h.index) for h in fabric.hosts] if vlan else []
+    return AddressPlan(spec.encoding, spec.family, layer_count, widths, v4, v6, vlans, macs, layout)

@@ -1,0 +1,1 @@
+"""Analysis of a compiled fabric: path diversity and maximum achievable throughput."""

@@ -1,0 +1,206 @@
+"""`fatpaths analyze OUT`: path diversity and maximum achievable throughput, as JSON, a table
+and plots."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
+from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
+from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.output import OutputTree
+
+console = Console()
+
+
+def analyze(
+    compiled: LoadedCompiled,
+    patterns: list[str],
+    schemes: list[str],
+    pairs: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    rng = np.random.default_rng([seed, 0xA7A])
+    fabric = compiled.fabric
+    sampled = sample_pairs(fabric.nr, pairs, rng)
+    diversity = pair_diversity(fabric, compiled.next_hop, compiled.dist[0], sampled)
+    throughput: dict[str, dict[str, float]] = {}
+    task = (
+        progress.add_task("throughput LPs", total=len(patterns) * len(schemes))
+        if progress
+        else None
+    )
+    for pattern in patterns:
+        demand = switch_demand(fabric, host_pairs(fabric, pattern, rng))
+        throughput[pattern] = {}
+        for scheme in schemes:
+            result = max_achievable_throughput(
+                fabric, compiled.next_hop, compiled.dist, demand, scheme
+            )
+            throughput[pattern][scheme] = round(result.throughput, 4)
+            if progress and task is not None:
+                progress.advance(task)
+    return {
+        "fabric": fabric.name,
+        "layers": int(compiled.next_hop.shape[0]),
+        "pairs_sampled": len(sampled),
+        "diversity": {
+            "mean_minimal_length": round(float(np.mean([d.minimal_length for d in diversity])), 4),
+            "mean_disjoint_shortest_paths": round(
+                float(np.mean([d.disjoint_shortest_paths for d in diversity])), 4
+            ),
+            "share_single_shortest_path": round(
+                float(np.mean([d.disjoint_shortest_paths == 1 for d in diversity])), 4
+            ),
+            "mean_distinct_layer_paths": round(
+                float(np.mean([d.distinct_layer_paths for d in diversity])), 4
+            ),
+            "mean_disjoint_layer_paths": round(
+                float(np.mean([d.disjoint_layer_paths for d in diversity])), 4
+            ),
+            "disjoint_shortest_paths_histogram": _histogram(
+                [d.disjoint_shortest_paths for d in diversity]
+            ),
+            "disjoint_layer_paths_histogram": _histogram(
+                [d.disjoint_layer_paths for d in diversity]
+            ),
+        },
+        "max_achievable_throughput": throughput,
+    }
+
+
+def _histogram(values: list[int]) -> dict[str, int]:
+    return {str(k): v for k, v in sorted(Counter(values).items())}
+
+
+def plot(result: dict[str, Any]) -> bytes:
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    div = result["diversity"]
+    for key, label in (
+        ("disjoint_shortest_paths_histogram", "edge-disjoint shortest paths"),
+        ("disjoint_layer_paths_histogram", "edge-disjoint layer paths"),
+    ):
+        hist = div[key]
+        xs = [int(k) for k in hist]
+        total = sum(hist.values())
+        left.bar(
+            np.array(xs) + (0.2 if "layer" in key else -0.2),
+            [v / total for v in hist.values()],
+            width=0.4,
+            label=label,
+        )
+    ticks = sorted(
+        {
+            int(k)
+            for key in ("disjoint_shortest_paths_histogram", "disjoint_layer_paths_histogram")
+            for k in div[key]
+        }
+    )
+    left.set_xticks(ticks)
+    left.set_xlabel("paths per switch pair")
+    left.set_ylabel("share of sampled pairs")
+    left.set_title(f"{result['fabric']}: path diversity")
+    left.legend()
+    mat = result["max_achievable_throughput"]
+    patterns = list(mat)
+    schemes = list(next(iter(mat.values()))) if mat else []
+    width = 0.8 / max(len(schemes), 1)
+    for i, scheme in enumerate(schemes):
+        right.bar(
+            np.arange(len(patterns)) + i * width,
+            [mat[p][scheme] for p in patterns],
+            width=width,
+            label=scheme,
+        )
+    right.set_xticks(np.arange(len(patterns)) + width * (len(schemes) - 1) / 2, patterns)
+    right.set_ylabel("max achievable throughput (share of NIC rate)")
+    right.set_ylim(0, 1.05)
+    right.set_title("MAT per traffic pattern")
+    right.legend()
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def analyze_command(
+    out: Path = typer.Argument(..., help="Compiled output directory."),
+    traffic: str = typer.Option(
+        "uniform,permutation,offdiagonal",
+        "--traffic",
+        help=f"Comma-separated patterns: {', '.join(PATTERNS)}.",
+    ),
+    schemes: str = typer.Option(
+        ",".join(SCHEMES),
+        "--schemes",
+        help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
+    ),
+    pairs: int = typer.Option(500, "--pairs", help="Switch pairs sampled for path diversity."),
+    seed: int = typer.Option(1, "--seed"),
+    results: Path | None = typer.Option(
+        None,
+        "--results",
+        help="Where to write analysis.json and analysis.png (default OUT/analysis).",
+    ),
+) -> None:
+    """Path diversity and maximum achievable throughput (LP, HiGHS) of a compiled fabric."""
+    from fatpaths_cfg.commands import run_or_exit
+
+    compiled = run_or_exit(lambda: load_compiled(out))
+    pattern_list = [p.strip() for p in traffic.split(",") if p.strip()]
+    scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
+    for value, known, flag in (
+        (pattern_list, PATTERNS, "--traffic"),
+        (scheme_list, SCHEMES, "--schemes"),
+    ):
+        unknown = [v for v in value if v not in known]
+        if unknown:
+            console.print(
+                f"error: {flag}: unknown {', '.join(unknown)} (one of {', '.join(known)})",
+                style="red",
+            )
+            raise typer.Exit(2)
+    with Progress(console=console, transient=True) as progress:
+        result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress)
+    tree = OutputTree()
+    tree.add_json("analysis.json", result)
+    tree.add_bytes("analysis.png", plot(result))
+    target = results or out / "analysis"
+    tree.commit(target)
+    table = Table(title=f"max achievable throughput: {result['fabric']}")
+    table.add_column("traffic")
+    for scheme in scheme_list:
+        table.add_column(scheme, justify="right")
+    for pattern, row in result["max_achievable_throughput"].items():
+        table.add_row(pattern, *(f"{row[s]:.3f}" for s in scheme_list))
+    console.print(table)
+    div = result["diversity"]
+    console.print(
+        f"path diversity over {result['pairs_sampled']} pairs: "
+        f"{div['share_single_shortest_path']:.0%} have one edge-disjoint shortest path; "
+        f"layers give {div['mean_distinct_layer_paths']:.2f} distinct and "
+        f"{div['mean_disjoint_layer_paths']:.2f} edge-disjoint paths on average"
+    )
+    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}")
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("analyze")(analyze_command)

@@ -1,0 +1,154 @@
+"""Maximum achievable throughput (MAT): the largest T such that every host can send T times its
+NIC rate under a traffic pattern, with flow confined to each scheme's paths.
+
+For layered routing, flow is restricted to each layer's forwarding function (a demand may split
+across layers, but inside a layer it follows that layer's next hops), exactly the constraint a
+FatPaths fabric imposes. Solved as a linear program with HiGHS.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from fatpaths_cfg.fabric import Fabric
+
+SCHEMES = ("fatpaths", "minimal", "ecmp")
+
+
+@dataclass(frozen=True)
+class ThroughputResult:
+    scheme: str
+    throughput: float  # T: share of each host's NIC rate every host can sustain
+    commodities: int
+    paths: int
+    max_link_utilisation: float
+
+
+def _walk(next_hop: np.ndarray, s: int, t: int) -> list[int] | None:
+    path = [s]
+    while path[-1] != t:
+        nxt = int(next_hop[path[-1], t])
+        if nxt < 0 or len(path) > next_hop.shape[0]:
+            return None
+        path.append(nxt)
+    return path
+
+
+def _shortest_paths(
+    dist: np.ndarray, neighbours: list[np.ndarray], s: int, t: int, limit: int
+) -> list[list[int]]:
+    """Up to `limit` shortest s-t paths (ECMP's candidate set), in a fixed order."""
+    paths: list[list[int]] = []
+
+    def extend(path: list[int]) -> None:
+        if len(paths) >= limit:
+            return
+        node = path[-1]
+        if node == t:
+            paths.append(list(path))
+            return
+        for nb in neighbours[node]:
+            if dist[nb, t] == dist[node, t] - 1:
+                path.append(int(nb))
+                extend(path)
+                path.pop()
+
+    extend([s])
+    return paths
+
+
+def candidate_paths(
+    scheme: str,
+    fabric: Fabric,
+    next_hop: np.ndarray,
+    dist: np.ndarray,
+    s: int,
+    t: int,
+    ecmp_limit: int = 16,
+) -> list[list[int]]:
+    if scheme == "fatpaths":
+        found = [_walk(next_hop[layer], s, t) for layer in range(next_hop.shape[0])]
+        unique: list[list[int]] = []
+        for path in found:
+            if path is not None and path not in unique:
+                unique.append(path)
+        return unique
+    if scheme == "minimal":
+        path = _walk(next_hop[0], s, t)
+        return [path] if path is not None else []
+    if scheme == "ecmp":
+        neighbours = [
+            fabric.adjacency.indices[fabric.adjacency.indptr[v] : fabric.adjacency.indptr[v + 1]]
+            for v in range(fabric.nr)
+        ]
+        return _shortest_paths(dist[0], neighbours, s, t, ecmp_limit)
+    raise ValueError(f"unknown scheme {scheme!r} (one of {', '.join(SCHEMES)})")
+
+
+def max_achievable_throughput(
+    fabric: Fabric,
+    next_hop: np.ndarray,
+    dist: np.ndarray,
+    demand: dict[tuple[int, int], float],
+    scheme: str,
+    host_rate_gbps: float | None = None,
+) -> ThroughputResult:
+    """Solve max T s.t. sum over a commodity's paths = T * demand, link loads <= capacity."""
+    rate = host_rate_gbps or (fabric.hosts[0].speed_gbps if fabric.hosts else 1.0)
+    directed: dict[tuple[int, int], int] = {}
+    capacity: list[float] = []
+    for link in fabric.links:
+        for u, v in ((link.a, link.b), (link.b, link.a)):
+            directed[(u, v)] = len(capacity)
+            capacity.append(link.speed_gbps / rate)
+    commodities = sorted(demand)
+    rows: list[int] = []
+    cols: list[int] = []
+    paths_total = 0
+    # Column 0 is T; one column per (commodity, path).
+    for k, (s, t) in enumerate(commodities):
+        for path in candidate_paths(scheme, fabric, next_hop, dist, s, t):
+            column = 1 + paths_total
+            paths_total += 1
+            rows.append(k)  # conservation row of commodity k
+            cols.append(column)
+            for u, v in itertools.pairwise(path):
+                rows.append(len(commodities) + directed[(u, v)])
+                cols.append(column)
+    n_cols = 1 + paths_total
+    n_rows = len(commodities) + len(capacity)
+    values = np.ones(len(rows))
+    rows_arr = np.array(rows + list(range(len(commodities))), dtype=np.int64)
+    cols_arr = np.array(cols + [0] * len(commodities), dtype=np.int64)
+    vals_arr = np.concatenate([values, -np.array([demand[c] for c in commodities])])
+    matrix = sp.csc_matrix((vals_arr, (rows_arr, cols_arr)), shape=(n_rows, n_cols))
+
+    lp = highspy.HighsLp()
+    lp.num_col_ = n_cols
+    lp.num_row_ = n_rows
+    lp.col_cost_ = np.concatenate([[1.0], np.zeros(paths_total)])
+    lp.col_lower_ = np.zeros(n_cols)
+    lp.col_upper_ = np.concatenate([[1.0], np.full(paths_total, highspy.kHighsInf)])
+    lp.row_lower_ = np.concatenate(
+        [np.zeros(len(commodities)), np.full(len(capacity), -highspy.kHighsInf)]
+    )
+    lp.row_upper_ = np.concatenate([np.zeros(len(commodities)), np.array(capacity)])
+    lp.sense_ = highspy.ObjSense.kMaximize
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
+    lp.a_matrix_.value_ = matrix.data
+    solver = highspy.Highs()
+    solver.setOptionValue("output_flag", False)
+    solver.passModel(lp)
+    solver.run()
+    solution = solver.getSolution()
+    throughput = float(solution.col_value[0]) if n_cols else 0.0
+    loads = np.array(solution.row_value[len(commodities) :]) if capacity else np.zeros(0)
+    utilisation = float((loads / np.array(capacity)).max()) if len(capacity) else 0.0
+    return ThroughputResult(scheme, throughput, len(commodities), paths_total, utilisation)

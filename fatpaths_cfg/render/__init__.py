@@ -1,0 +1,140 @@
+"""The render stage: per-switch configs for each platform, host plans and a Batfish snapshot.
+
+The platform registry below is the only place that knows which platforms exist; everything
+else asks a `Platform` for its capabilities and files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fatpaths_cfg.addressing import AddressPlan
+from fatpaths_cfg.compiled import CompiledFabric
+from fatpaths_cfg.errors import ErrorCollector
+from fatpaths_cfg.render.base import Platform
+from fatpaths_cfg.render.eos import EosPlatform
+from fatpaths_cfg.render.frr import FrrPlatform
+from fatpaths_cfg.render.linux import LinuxPlatform
+from fatpaths_cfg.render.sonic import SonicPlatform
+
+PLATFORMS: dict[str, Platform] = {
+    p.name: p for p in (FrrPlatform(), SonicPlatform(), EosPlatform(), LinuxPlatform())
+}
+# Per-switch limit errors are capped so that a fabric far over a limit stays readable.
+MAX_LIMIT_ERRORS = 10
+
+# Called with (items done, items in total) while rendering.
+RenderTick = Callable[[int, int], None]
+
+
+def _no_tick(_done: int, _total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class RenderPlan:
+    """What to render: the platforms of each selected switch (index -> platform names)."""
+
+    switches: list[int]
+    platforms: dict[int, tuple[str, ...]]
+    hosts: list[int]
+
+
+def vlan_limits(names: set[str]) -> dict[str, int]:
+    return {name: PLATFORMS[name].max_vlans for name in names if name in PLATFORMS}
+
+
+def plan_render(
+    compiled: CompiledFabric, platforms: list[str] | None, limit: list[str] | None
+) -> RenderPlan:
+    """Resolve --platform and --limit against the fabric; unknown names are user errors."""
+    fabric = compiled.fabric
+    errors = ErrorCollector()
+    for name in platforms or []:
+        if name not in PLATFORMS:
+            errors.add(
+                "--platform",
+                0,
+                "",
+                f"unknown platform '{name}'",
+                "known platforms: " + ", ".join(PLATFORMS),
+            )
+    unknown = [name for name in limit or [] if name not in fabric.switch_index]
+    for name in unknown:
+        errors.add(
+            "--limit",
+            0,
+            "",
+            f"unknown switch '{name}'",
+            f"switches of {fabric.name}: "
+            + ", ".join(sorted(fabric.switch_index)[:5])
+            + (" ..." if fabric.nr > 5 else ""),
+        )
+    errors.raise_if_any()
+    if limit:
+        switches = sorted({fabric.switch_index[name] for name in limit})
+    else:
+        switches = list(range(fabric.nr))
+    chosen = {
+        s: tuple(dict.fromkeys(platforms)) if platforms else (fabric.switches[s].platform,)
+        for s in switches
+    }
+    selected = set(switches)
+    hosts = [h.index for h in fabric.hosts if h.switch in selected]
+    return RenderPlan(switches, chosen, hosts)
+
+
+def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: RenderPlan) -> None:
+    """Every switch must fit its platforms: encoding, routes, VLANs and static MACs."""
+    errors = ErrorCollector()
+    file = compiled.inventory_name
+    families = len(plan.families)
+    hosts = len(compiled.fabric.hosts)
+    used = {p for names in render.platforms.values() for p in names}
+    for name in sorted(used):
+        platform = PLATFORMS[name]
+        if plan.encoding not in platform.encodings:
+            errors.add(
+                file,
+                0,
+                "addressing.encoding",
+                f"platform {name} does not support the {plan.encoding} encoding",
+                f"{name} supports: {', '.join(platform.encodings)}",
+            )
+    over: list[str] = []
+    for s in render.switches:
+        switch = compiled.fabric.switches[s]
+        for name in render.platforms[s]:
+            platform = PLATFORMS[name]
+            if plan.encoding not in platform.encodings:
+                continue
+            need = _platform_needs(compiled, plan, s, families, hosts)
+            for what, amount, limit in (
+                ("layer routes", need[0], platform.max_routes),
+                ("VLANs", need[1], platform.max_vlans),
+                ("static MAC entries", need[2], platform.max_static_macs),
+            ):
+                if amount > limit:
+                    over.append(
+                        f"switch '{switch.name}' needs {amount} {what} but platform "
+                        f"{name} holds at most {limit}"
+                    )
+    for message in over[:MAX_LIMIT_ERRORS]:
+        errors.add(file, 0, "platform", message, "use fewer layers, or a larger platform")
+    if len(over) > MAX_LIMIT_ERRORS:
+        errors.add(
+            file,
+            0,
+            "platform",
+            f"... and {len(over) - MAX_LIMIT_ERRORS} more switches over a platform limit",
+        )
+    errors.raise_if_any()
+
+
+def _platform_needs(
+    compiled: CompiledFabric, plan: AddressPlan, switch: int, families: int, hosts: int
+) -> tuple[int, int, int]:
+    if plan.encoding == "vlan":
+        return 0, len(plan.vlans), len(plan.vlans) * hosts
+    return compiled.route_counts[switch] * families, 0, 0

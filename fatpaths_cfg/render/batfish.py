@@ -1,0 +1,65 @@
+"""A Batfish snapshot of the rendered fabric: device configs, host files, layer-1 wiring.
+
+Batfish reads EOS configs (`configs/`) and SONiC device directories (`sonic_configs/<device>/`
+with config_db.json and frr.conf), not iproute2 scripts, so frr and linux switches appear as
+SONiC devices: same addresses, same static routes, host gateways on a VLAN interface.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fatpaths_cfg.addressing import AddressPlan
+from fatpaths_cfg.fabric import Fabric, Host
+from fatpaths_cfg.render.hosts import UPLINK
+
+ROOT = "batfish"
+
+
+def snapshot_format(platform: str, encoding: str) -> str:
+    """The Batfish-readable platform a switch is modelled as."""
+    if platform == "eos" or encoding != "prefix":
+        return "eos"
+    return "sonic"
+
+
+def device_path(snapshot: str, relative: str) -> str:
+    folder = "configs" if snapshot == "eos" else "sonic_configs"
+    return f"{ROOT}/{folder}/{relative}"
+
+
+def host_file(fabric: Fabric, plan: AddressPlan, host: Host) -> dict[str, Any]:
+    """Batfish's host format holds one prefix per interface: the layer-1 address (IPv4 when
+    the plan has it); the other layers' addresses are not modelled."""
+    tables = plan.v4 or plan.v6
+    assert tables is not None  # every family has v4 or v6
+    interface: dict[str, Any] = {
+        "name": UPLINK,
+        "prefix": f"{tables.hosts[0][host.index]}/{tables.host_prefix_len}",
+    }
+    if plan.encoding == "prefix":
+        interface["gateway"] = tables.gateways[0][host.switch]
+    return {
+        "hostname": host.name,
+        "hostInterfaces": {UPLINK: interface},
+    }
+
+
+def layer1_topology(fabric: Fabric, switches: set[int]) -> dict[str, Any]:
+    """Both directions of every cable between selected switches and their hosts."""
+    edges: list[dict[str, Any]] = []
+
+    def cable(a: str, a_port: str, b: str, b_port: str) -> None:
+        one = {"hostname": a, "interfaceName": a_port}
+        other = {"hostname": b, "interfaceName": b_port}
+        edges.append({"node1": one, "node2": other})
+        edges.append({"node1": other, "node2": one})
+
+    names = [s.name for s in fabric.switches]
+    for link in fabric.links:
+        if link.a in switches and link.b in switches:
+            cable(names[link.a], link.a_port, names[link.b], link.b_port)
+    for host in fabric.hosts:
+        if host.switch in switches:
+            cable(host.name, UPLINK, names[host.switch], host.port)
+    return {"edges": edges}

@@ -1,0 +1,80 @@
+"""The one Jinja2 environment every platform renders with, and our own filters.
+
+Autoescape is off because the outputs are configs, not HTML; safety comes from the inventory
+schema, which restricts names to characters that cannot start a new line, quote or comment.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.render.routes import RouteTable
+
+
+def templates_directory() -> Path:
+    # Source checkouts and editable installs keep templates/ beside the package; wheels install
+    # it at the same relative place (maturin `include`).
+    return Path(__file__).resolve().parent.parent.parent / "templates"
+
+
+def eos_mac(mac: str) -> str:
+    """`02:fa:00:00:00:01` -> `02fa.0000.0001` (EOS and IOS notation)."""
+    digits = mac.replace(":", "")
+    return ".".join(digits[i : i + 4] for i in range(0, 12, 4))
+
+
+def vlan_ranges(vlans: list[int]) -> str:
+    """[100, 101, 102, 105] -> `100-102,105` (compact trunk allowed lists)."""
+    parts: list[str] = []
+    ordered = sorted(set(vlans))
+    start = previous = ordered[0] if ordered else 0
+    for vlan in [*ordered[1:], None]:
+        if vlan is not None and vlan == previous + 1:
+            previous = vlan
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if vlan is not None:
+            start = previous = vlan
+    return ",".join(parts) if ordered else ""
+
+
+def route_lines(routes: RouteTable, line: str) -> str:
+    """Every route as `line % (prefix, next hop)`, newline-joined (no trailing newline).
+
+    The template keeps the syntax; this filter keeps the 4.7M-line fabrics fast by formatting
+    in one comprehension instead of a template loop."""
+    return "\n".join([line % pair for pair in zip(routes.prefixes, routes.next_hops, strict=True)])
+
+
+def multipath_lines(routes: RouteTable, single: str, multi: str, hop: str) -> str:
+    """Routes with all next hops of a prefix on one line (iproute2 `nexthop via A nexthop
+    via B`): `single % (prefix, hop)` or `multi % (prefix, hop % A + hop % B ...)`."""
+    lines = [
+        single % (prefix, hops[0])
+        if len(hops) == 1
+        else multi % (prefix, "".join(hop % h for h in hops))
+        for prefix, hops in routes.grouped()
+    ]
+    return "\n".join(lines)
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_directory()),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["ifname"] = kernel_ifname
+    env.filters["eos_mac"] = eos_mac
+    env.filters["vlan_ranges"] = vlan_ranges
+    env.filters["route_lines"] = route_lines
+    env.filters["multipath_lines"] = multipath_lines
+    return env

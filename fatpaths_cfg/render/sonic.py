@@ -1,0 +1,82 @@
+"""`sonic`: a SONiC device directory (config_db.json + frr.conf), as Batfish reads it.
+
+config_db.json is structured data, so it is built here and dumped with json; only frr.conf
+goes through a template.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fatpaths_cfg.output import dumps_json
+from fatpaths_cfg.render.base import Platform, SwitchView
+
+MTU = "9100"
+
+
+def config_db(view: SwitchView) -> dict[str, Any]:
+    ports: dict[str, Any] = {}
+    interfaces: dict[str, Any] = {}
+    for link in view.link_ports:
+        ports[link.port] = _port(link.port, link.speed_mbps, f"{link.peer} {link.peer_port}")
+        interfaces[link.port] = {}
+        for address in (link.v4, link.v6):
+            if address:
+                interfaces[f"{link.port}|{address}"] = {}
+    vlan = f"Vlan{view.host_vlan}"
+    members: dict[str, Any] = {}
+    for host in view.host_ports:
+        ports[host.port] = _port(host.port, host.speed_mbps, f"host {host.host}")
+        members[f"{vlan}|{host.port}"] = {"tagging_mode": "untagged"}
+    loopback: dict[str, Any] = {"Loopback0": {}} | {
+        f"Loopback0|{a}": {} for a in (view.loopback_v4, view.loopback_v6) if a
+    }
+    data: dict[str, Any] = {
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": view.name,
+                "type": "LeafRouter",
+                # Routes come from our frr.conf, not from bgpcfgd templates.
+                "docker_routing_config_mode": "split",
+            }
+        },
+        "PORT": dict(sorted(ports.items())),
+        "INTERFACE": interfaces,
+        "LOOPBACK_INTERFACE": loopback,
+    }
+    if view.host_ports:
+        first = view.host_ports[0]
+        data["VLAN"] = {vlan: {"vlanid": str(view.host_vlan), "mtu": MTU}}
+        data["VLAN_MEMBER"] = members
+        data["VLAN_INTERFACE"] = {vlan: {}} | {
+            f"{vlan}|{g}": {} for g in (*first.gateways_v4, *first.gateways_v6)
+        }
+    return data
+
+
+def _port(name: str, speed_mbps: int, description: str) -> dict[str, str]:
+    return {
+        "admin_status": "up",
+        "alias": name,
+        "description": description,
+        "mtu": MTU,
+        "speed": str(speed_mbps),
+    }
+
+
+class SonicPlatform(Platform):
+    name = "sonic"
+    encodings = ("prefix",)
+    # The low end of common SONiC ASICs' LPM tables (Trident2/Tomahawk class).
+    max_routes = 65_536
+    max_vlans = 4094
+    max_static_macs = 0
+
+    def files(self, switch: str) -> tuple[str, ...]:
+        return (f"{switch}/config_db.json", f"{switch}/frr.conf")
+
+    def render(self, view: SwitchView) -> dict[str, str]:
+        return {
+            f"{view.name}/config_db.json": dumps_json(config_db(view)),
+            f"{view.name}/frr.conf": self.template(view, "frr.conf.j2"),
+        }

@@ -1,0 +1,189 @@
+"""`fatpaths simulate`: run the packet simulator on a compiled fabric and write its results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .htsim import read_connection_matrix, write_connection_matrix
+from .network import NetworkLoadError, SimNetwork, load_network
+from .plots import plot_fct_cdf, plot_fct_vs_size
+from .results import SimResult
+from .run import LOAD_BALANCING, TRANSPORTS, SimConfig, simulate
+from .workloads import (
+    PATTERNS,
+    Workload,
+    WorkloadError,
+    make_workload,
+    parse_bytes,
+    parse_duration_ps,
+)
+
+EXIT_USER_ERROR = 2
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    err_console.print(f"error: {message}")
+    return typer.Exit(EXIT_USER_ERROR)
+
+
+def _run_with_progress(
+    label: str, run: SimConfig, network: SimNetwork, workload: Workload
+) -> SimResult:
+    with Progress(
+        TextColumn(f"[bold]{label}[/]"),
+        BarColumn(),
+        TextColumn("{task.fields[simulated]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None, simulated="0 us")
+
+        def progress(now_ps: int, end_ps: int | None) -> None:
+            bar.update(
+                task,
+                completed=now_ps,
+                total=end_ps,
+                simulated=f"{now_ps / 1e6:,.0f} us simulated",
+            )
+
+        return simulate(network, workload, run, progress)
+
+
+def simulate_command(
+    out: Path = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`)."),
+    workload: str = typer.Option(
+        "permutation",
+        "--workload",
+        "-w",
+        help=f"Traffic pattern ({', '.join(PATTERNS)}) or htsim connection matrix file.",
+    ),
+    size: str = typer.Option(
+        "1MB", "--size", help="Flow size (e.g. 64KiB, 2MB) or 'websearch' (pFabric CDF)."
+    ),
+    arrival_rate: float | None = typer.Option(
+        None, "--lambda", help="Poisson arrivals: flows per second per host (default: one wave)."
+    ),
+    transport: str = typer.Option("ndp", "--transport", help="|".join(TRANSPORTS)),
+    lb: str = typer.Option("fatpaths", "--lb", help="|".join(LOAD_BALANCING)),
+    compare: str | None = typer.Option(
+        None, "--compare", help="Comma-separated --lb schemes to run on the same workload."
+    ),
+    duration: str | None = typer.Option(
+        None, "--duration", help="Simulated time (e.g. 10ms); default: until all flows finish."
+    ),
+    seed: int = typer.Option(1, "--seed", help="Seed of the workload and the simulation."),
+    randomize_mapping: bool = typer.Option(
+        False, "--randomize-mapping/--no-randomize-mapping", help="Random host relabelling."
+    ),
+    mtu: int = typer.Option(9000, "--mtu", help="Payload bytes per full packet."),
+    queue: int | None = typer.Option(None, "--queue", help="Switch queue capacity in packets."),
+    window: int | None = typer.Option(None, "--window", help="Initial window in packets."),
+    ecn: int | None = typer.Option(None, "--ecn", help="ECN marking threshold in packets."),
+    flowlet_gap: float = typer.Option(50.0, "--flowlet-gap-us", help="Flowlet gap in us."),
+    latency: float = typer.Option(1.0, "--latency-us", help="Per-link latency in us."),
+    all_equal_cost: bool = typer.Option(
+        False, "--all-equal-cost", help="Spread over all equal-cost next hops in every layer."
+    ),
+    results_dir: Path | None = typer.Option(
+        None, "-o", "--output", help="Where to write results (default: OUT/sim)."
+    ),
+    save_matrix: Path | None = typer.Option(
+        None, "--save-matrix", help="Also write the workload as an htsim connection matrix."
+    ),
+) -> None:
+    """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots."""
+    schemes = [s.strip() for s in compare.split(",")] if compare else [lb]
+    for scheme in schemes:
+        if scheme not in LOAD_BALANCING:
+            raise _fail(f"--lb/--compare {scheme!r}: expected one of {', '.join(LOAD_BALANCING)}")
+    if transport not in TRANSPORTS:
+        raise _fail(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
+    try:
+        network = load_network(out, link_latency_ps=round(latency * 1e6))
+        if all_equal_cost:
+            network = network.with_options(all_equal_cost=True)
+        duration_ps = parse_duration_ps(duration) if duration else None
+        if Path(workload).is_file():
+            nodes, flows = read_connection_matrix(workload)
+            if nodes != network.n_hosts:
+                raise _fail(f"{workload}: {nodes} nodes, the fabric has {network.n_hosts} hosts")
+        else:
+            sizes: str | int = size if size == "websearch" else parse_bytes(size)
+            flows = make_workload(
+                network,
+                workload,
+                sizes,
+                seed=seed,
+                arrival_rate=arrival_rate,
+                duration_ps=duration_ps,
+                randomize_mapping=randomize_mapping,
+            )
+    except (NetworkLoadError, WorkloadError) as exc:
+        raise _fail(str(exc)) from None
+    target = results_dir or out / "sim"
+    target.mkdir(parents=True, exist_ok=True)
+    if save_matrix:
+        write_connection_matrix(flows, network.n_hosts, save_matrix)
+    base = SimConfig(
+        transport=transport,
+        mtu=mtu,
+        queue_packets=queue,
+        initial_window=window,
+        ecn_threshold_packets=ecn,
+        flowlet_gap_us=flowlet_gap,
+        duration_us=duration_ps / 1e6 if duration_ps else None,
+        seed=seed,
+    )
+    results: dict[str, SimResult] = {}
+    for scheme in schemes:
+        run = base.with_lb(scheme)
+        try:
+            result = _run_with_progress(scheme, run, network, flows)
+        except ValueError as exc:  # inconsistent workload or parameters, found natively
+            raise _fail(str(exc)) from None
+        results[scheme] = result
+        folder = target / scheme if len(schemes) > 1 else target
+        folder.mkdir(parents=True, exist_ok=True)
+        result.write_flows_csv(folder / "flows.csv", network.host_names)
+        result.write_summary_json(folder / "summary.json")
+    plot_fct_cdf(results, target / "fct_cdf.png")
+    plot_fct_vs_size(results, target / "fct_vs_size.png")
+    _print_table(results)
+    console.print(f"results in {target}")
+
+
+def _print_table(results: dict[str, SimResult]) -> None:
+    table = Table(title="flow completion time [us]")
+    for column in ("scheme", "flows done", "mean", "median", "p99", "events", "cpu s"):
+        table.add_column(column, justify="right" if column != "scheme" else "left")
+    for scheme, result in results.items():
+        s = result.summary()
+        fct = s["fct"]
+        assert isinstance(fct, dict)
+
+        def cell(key: str, stats: dict[str, object] = fct) -> str:
+            value = stats[key]
+            return f"{value:,.1f}" if isinstance(value, float) else "-"
+
+        table.add_row(
+            scheme,
+            f"{s['flows_finished']}/{s['flows']}",
+            cell("mean_us"),
+            cell("median_us"),
+            cell("p99_us"),
+            f"{s['events']:,}",
+            f"{result.cpu_seconds:.2f}",
+        )
+    console.print(table)
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("simulate")(simulate_command)

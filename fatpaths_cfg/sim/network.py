@@ -1,0 +1,244 @@
+"""The fabric as the simulator sees it: switches, links, hosts and per-layer routing tables.
+
+`load_network` reads a compiled output directory (`fabric.json` + `routing.npz`), so the
+simulator forwards exactly as the compiled switches would. `network_from_edges` builds the same
+thing from a bare graph (tests, benchmarks, generator specs) with layer 1 = all links.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+FABRIC_SCHEMA = "fatpaths.fabric/1"
+UNREACHABLE = 255
+
+
+class NetworkLoadError(ValueError):
+    """The output directory is missing, foreign or inconsistent."""
+
+
+@dataclass(frozen=True)
+class SimNetwork:
+    name: str
+    switch_names: list[str]
+    host_names: list[str]
+    host_switch: npt.NDArray[np.int32]
+    link_a: npt.NDArray[np.int32]
+    link_b: npt.NDArray[np.int32]
+    link_gbps: npt.NDArray[np.float64]
+    host_gbps: npt.NDArray[np.float64]
+    # layer_links[l, e] == 1 when link e belongs to layer l (layer index = layer id - 1).
+    layer_links: npt.NDArray[np.uint8]
+    # [layer, switch, destination switch], as in routing.npz.
+    dist: npt.NDArray[np.uint8]
+    next_hop: npt.NDArray[np.int32]
+    # Per layer: forward over every equal-cost next hop (True) or the compiled one only.
+    multipath: list[bool]
+    link_latency_ps: int = 1_000_000
+    host_latency_ps: int = 1_000_000
+    meta: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def n_switches(self) -> int:
+        return len(self.switch_names)
+
+    @property
+    def n_hosts(self) -> int:
+        return len(self.host_names)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.multipath)
+
+    def hosts_per_switch(self) -> npt.NDArray[np.int64]:
+        return np.bincount(self.host_switch, minlength=self.n_switches).astype(np.int64)
+
+    def with_options(
+        self,
+        *,
+        all_equal_cost: bool | None = None,
+        link_latency_ps: int | None = None,
+        host_gbps: float | None = None,
+    ) -> SimNetwork:
+        """A copy with simulation-side knobs changed (the compiled tables stay as they are)."""
+        from dataclasses import replace
+
+        changes: dict[str, object] = {}
+        if all_equal_cost is not None:
+            changes["multipath"] = [all_equal_cost] * self.n_layers
+        if link_latency_ps is not None:
+            changes["link_latency_ps"] = link_latency_ps
+            changes["host_latency_ps"] = link_latency_ps
+        if host_gbps is not None:
+            changes["host_gbps"] = np.full(self.n_hosts, host_gbps, dtype=np.float64)
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def native_dict(self) -> dict[str, object]:
+        """The flat arrays the native `PacketSimulator` takes."""
+        return {
+            "n_switches": self.n_switches,
+            "host_switch": np.ascontiguousarray(self.host_switch, dtype=np.int32),
+            "host_gbps": np.ascontiguousarray(self.host_gbps, dtype=np.float64),
+            "host_latency_ps": int(self.host_latency_ps),
+            "link_a": np.ascontiguousarray(self.link_a, dtype=np.int32),
+            "link_b": np.ascontiguousarray(self.link_b, dtype=np.int32),
+            "link_gbps": np.ascontiguousarray(self.link_gbps, dtype=np.float64),
+            "link_latency_ps": int(self.link_latency_ps),
+            "layer_links": np.ascontiguousarray(self.layer_links, dtype=np.uint8).ravel(),
+            "dist": np.ascontiguousarray(self.dist, dtype=np.uint8).ravel(),
+            "next_hop": np.ascontiguousarray(self.next_hop, dtype=np.int32).ravel(),
+            "multipath": [bool(m) for m in self.multipath],
+        }
+
+
+def minimal_routing(
+    n_switches: int, link_a: npt.NDArray[np.int32], link_b: npt.NDArray[np.int32], seed: int
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32]]:
+    """Shortest-path (dist, next_hop) over the given links, oriented [switch, destination]."""
+    from fatpaths_cfg import _native
+
+    dist_t, next_t = _native.layer_forwarding(
+        n_switches,
+        np.ascontiguousarray(link_a, dtype=np.int32),
+        np.ascontiguousarray(link_b, dtype=np.int32),
+        seed,
+    )
+    # The native kernel returns [destination, switch]; routing.npz stores the transpose.
+    return np.ascontiguousarray(dist_t.T), np.ascontiguousarray(next_t.T)
+
+
+def network_from_edges(
+    name: str,
+    n_switches: int,
+    edges: Sequence[tuple[int, int]] | npt.NDArray[np.int64],
+    hosts_per_switch: Sequence[int] | npt.NDArray[np.int64],
+    *,
+    link_gbps: float = 100.0,
+    host_gbps: float | None = None,
+    link_latency_ps: int = 1_000_000,
+    seed: int = 1,
+    extra_layers: Sequence[npt.NDArray[np.bool_]] = (),
+    extra_layers_multipath: bool = False,
+) -> SimNetwork:
+    """A single-layer network (plus optional extra layers given as link masks)."""
+    arr = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    link_a = arr[:, 0].astype(np.int32)
+    link_b = arr[:, 1].astype(np.int32)
+    masks = [np.ones(len(arr), dtype=bool), *[np.asarray(m, dtype=bool) for m in extra_layers]]
+    dists, nexts = [], []
+    for i, mask in enumerate(masks):
+        d, n = minimal_routing(n_switches, link_a[mask], link_b[mask], seed + i)
+        dists.append(d)
+        nexts.append(n)
+    host_switch = np.repeat(np.arange(n_switches, dtype=np.int32), np.asarray(hosts_per_switch))
+    return SimNetwork(
+        name=name,
+        switch_names=[f"s{i}" for i in range(n_switches)],
+        host_names=[f"h{i}" for i in range(len(host_switch))],
+        host_switch=host_switch,
+        link_a=link_a,
+        link_b=link_b,
+        link_gbps=np.full(len(arr), link_gbps, dtype=np.float64),
+        host_gbps=np.full(len(host_switch), host_gbps or link_gbps, dtype=np.float64),
+        layer_links=np.stack(masks).astype(np.uint8),
+        dist=np.stack(dists),
+        next_hop=np.stack(nexts),
+        multipath=[True] + [extra_layers_multipath] * len(extra_layers),
+        link_latency_ps=link_latency_ps,
+        host_latency_ps=link_latency_ps,
+    )
+
+
+def network_from_topology(
+    kind: str,
+    params: dict[str, int | float],
+    seed: int = 1,
+    *,
+    link_gbps: float = 100.0,
+    link_latency_ps: int = 1_000_000,
+) -> SimNetwork:
+    """Layer-1 (minimal, all equal-cost next hops) network of a generated topology."""
+    from fatpaths_cfg.topologies import generate
+
+    topo = generate(kind, params, seed)
+    return network_from_edges(
+        f"{kind}-" + "-".join(f"{k}{v}" for k, v in sorted(topo.params.items())),
+        topo.num_switches,
+        topo.edges,
+        topo.hosts_per_switch,
+        link_gbps=link_gbps,
+        link_latency_ps=link_latency_ps,
+        seed=seed,
+    )
+
+
+def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> SimNetwork:
+    """Read `fabric.json` and `routing.npz` from a `fatpaths compile` output directory."""
+    out = Path(out_dir)
+    fabric_path, routing_path = out / "fabric.json", out / "routing.npz"
+    for path in (fabric_path, routing_path):
+        if not path.is_file():
+            raise NetworkLoadError(f"{path}: not found (is {out} a `fatpaths compile` output?)")
+    fabric = json.loads(fabric_path.read_text(encoding="utf-8"))
+    if fabric.get("schema") != FABRIC_SCHEMA:
+        raise NetworkLoadError(
+            f"{fabric_path}: schema {fabric.get('schema')!r}, expected {FABRIC_SCHEMA!r}"
+        )
+    switches = sorted(fabric["switches"], key=lambda s: int(s["index"]))
+    index = {s["name"]: int(s["index"]) for s in switches}
+    if sorted(index.values()) != list(range(len(switches))):
+        raise NetworkLoadError(f"{fabric_path}: switch indices are not 0..{len(switches) - 1}")
+
+    def switch_of(end: dict[str, str], where: str) -> int:
+        if end["switch"] not in index:
+            raise NetworkLoadError(f"{fabric_path}: {where} names unknown switch {end['switch']!r}")
+        return index[end["switch"]]
+
+    links = sorted(fabric["links"], key=lambda link: int(link["index"]))
+    link_a = np.array([switch_of(x["a"], f"links[{x['index']}]") for x in links], dtype=np.int32)
+    link_b = np.array([switch_of(x["b"], f"links[{x['index']}]") for x in links], dtype=np.int32)
+    link_gbps = np.array([float(x["speed_gbps"]) for x in links], dtype=np.float64)
+    hosts = fabric["hosts"]
+    host_switch = np.array([switch_of(h, f"hosts[{h['name']}]") for h in hosts], dtype=np.int32)
+    layers = sorted(fabric["layers"], key=lambda layer: int(layer["id"]))
+    layer_links = np.zeros((len(layers), len(links)), dtype=np.uint8)
+    for i, layer in enumerate(layers):
+        if int(layer["id"]) != i + 1:
+            raise NetworkLoadError(f"{fabric_path}: layer ids are not 1..{len(layers)}")
+        layer_links[i, np.asarray(layer["links"], dtype=np.int64)] = 1
+    with np.load(routing_path) as arrays:
+        dist = np.asarray(arrays["dist"], dtype=np.uint8)
+        next_hop = np.asarray(arrays["next_hop"], dtype=np.int32)
+    expected = (len(layers), len(switches), len(switches))
+    if dist.shape != expected or next_hop.shape != expected:
+        raise NetworkLoadError(
+            f"{routing_path}: dist {dist.shape} / next_hop {next_hop.shape}, expected {expected}"
+        )
+    # Hosts attach at the speed of their switch's fabric links unless the fabric says otherwise.
+    default_host = float(np.median(link_gbps)) if len(link_gbps) else 100.0
+    host_gbps = np.array(
+        [float(h.get("speed_gbps", default_host)) for h in hosts], dtype=np.float64
+    )
+    return SimNetwork(
+        name=str(fabric.get("name", out.name)),
+        switch_names=[s["name"] for s in switches],
+        host_names=[h["name"] for h in hosts],
+        host_switch=host_switch,
+        link_a=link_a,
+        link_b=link_b,
+        link_gbps=link_gbps,
+        host_gbps=host_gbps,
+        layer_links=layer_links,
+        dist=dist,
+        next_hop=next_hop,
+        multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
+        link_latency_ps=link_latency_ps,
+        host_latency_ps=link_latency_ps,
+        meta={"source": str(out)},
+    )

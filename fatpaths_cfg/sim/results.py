@@ -1,0 +1,168 @@
+"""What a run produced: per-flow outcomes, whole-run counters, and the summaries users read.
+
+FCT is measured at the receiver: from the flow's start to the moment its last byte arrived.
+`sender_done` (the source saw every byte acknowledged, htsim's "finished at") is kept too.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from .workloads import Workload
+
+# Flow-size buckets for per-size FCT statistics: [lower, upper) in bytes.
+SIZE_BUCKETS = (
+    ("<10KB", 0, 10_000),
+    ("10KB-100KB", 10_000, 100_000),
+    ("100KB-1MB", 100_000, 1_000_000),
+    ("1MB-10MB", 1_000_000, 10_000_000),
+    (">=10MB", 10_000_000, None),
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _stats_us(values_ps: FloatArray) -> dict[str, float | int | None]:
+    done = values_ps[np.isfinite(values_ps)]
+    if len(done) == 0:
+        return {"count": 0, "mean_us": None, "median_us": None, "p99_us": None, "max_us": None}
+    us = done / 1e6
+    return {
+        "count": len(us),
+        "mean_us": float(np.mean(us)),
+        "median_us": float(np.median(us)),
+        "p99_us": float(np.percentile(us, 99)),
+        "max_us": float(np.max(us)),
+    }
+
+
+def layer_list(mask: int) -> str:
+    """Layer bit mask -> '1;3' (1-based layer ids, as in fabric.json)."""
+    return ";".join(str(i + 1) for i in range(64) if mask >> i & 1)
+
+
+@dataclass
+class SimResult:
+    network_name: str
+    n_hosts: int
+    workload: Workload
+    config: dict[str, object]
+    flows: dict[str, npt.NDArray[np.int64] | npt.NDArray[np.uint64]]
+    counters: dict[str, int]
+    wall_seconds: float
+    cpu_seconds: float
+    peak_rss_bytes: int
+
+    @property
+    def finished(self) -> npt.NDArray[np.bool_]:
+        return np.asarray(self.flows["finish_ps"]) >= 0
+
+    def fct_ps(self) -> FloatArray:
+        """Flow completion times in ps; NaN for flows that did not finish."""
+        finish = np.asarray(self.flows["finish_ps"], dtype=np.float64)
+        fct = finish - self.workload.start_ps.astype(np.float64)
+        fct[finish < 0] = np.nan
+        return fct
+
+    def sender_fct_ps(self) -> FloatArray:
+        done = np.asarray(self.flows["sender_done_ps"], dtype=np.float64)
+        fct = done - self.workload.start_ps.astype(np.float64)
+        fct[done < 0] = np.nan
+        return fct
+
+    def throughput_gbps(self) -> FloatArray:
+        """Per finished flow: size / FCT."""
+        fct = self.fct_ps()
+        return self.workload.size.astype(np.float64) * 8 / (fct / 1e12) / 1e9
+
+    def summary(self) -> dict[str, object]:
+        fct = self.fct_ps()
+        sizes = self.workload.size
+        buckets: dict[str, object] = {}
+        for name, lo, hi in SIZE_BUCKETS:
+            sel = (sizes >= lo) & (sizes < hi if hi is not None else True)
+            if np.any(sel):
+                buckets[name] = _stats_us(fct[sel])
+        tput = self.throughput_gbps()
+        tput = tput[np.isfinite(tput)]
+        c = self.counters
+        events = int(c.get("events", 0))
+        return {
+            "network": self.network_name,
+            "hosts": self.n_hosts,
+            "workload": self.workload.description,
+            "config": self.config,
+            "flows": int(self.workload.n_flows),
+            "flows_finished": int(np.sum(self.finished)),
+            "fct": _stats_us(fct),
+            "fct_by_size": buckets,
+            "sender_fct": _stats_us(self.sender_fct_ps()),
+            "throughput_gbps": {
+                "mean": float(np.mean(tput)) if len(tput) else None,
+                "median": float(np.median(tput)) if len(tput) else None,
+                "p1": float(np.percentile(tput, 1)) if len(tput) else None,
+            },
+            "simulated_us": int(c.get("now_ps", 0)) / 1e6,
+            "events": events,
+            "events_per_second": events / self.cpu_seconds if self.cpu_seconds > 0 else None,
+            "wall_seconds": self.wall_seconds,
+            "cpu_seconds": self.cpu_seconds,
+            "peak_rss_mb": self.peak_rss_bytes / 2**20,
+            "counters": c,
+        }
+
+    def write_flows_csv(self, path: str | Path, host_names: list[str] | None = None) -> None:
+        fct = self.fct_ps()
+        names = host_names or [str(i) for i in range(self.n_hosts)]
+        with Path(path).open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(
+                [
+                    "flow", "src", "dst", "size_bytes", "start_us", "finish_us", "fct_us",
+                    "sender_done_us", "layers", "trims", "drops", "retransmits", "packets_sent",
+                ]
+            )  # fmt: skip
+            f = self.flows
+            for i in range(self.workload.n_flows):
+                finish = int(f["finish_ps"][i])
+                done = int(f["sender_done_ps"][i])
+                w.writerow(
+                    [
+                        i,
+                        names[int(self.workload.src[i])],
+                        names[int(self.workload.dst[i])],
+                        int(self.workload.size[i]),
+                        f"{self.workload.start_ps[i] / 1e6:.6f}",
+                        f"{finish / 1e6:.6f}" if finish >= 0 else "",
+                        f"{fct[i] / 1e6:.6f}" if np.isfinite(fct[i]) else "",
+                        f"{done / 1e6:.6f}" if done >= 0 else "",
+                        layer_list(int(f["layers_used"][i])),
+                        int(f["trims"][i]),
+                        int(f["drops"][i]),
+                        int(f["retransmits"][i]),
+                        int(f["packets_sent"][i]),
+                    ]
+                )
+
+    def write_summary_json(self, path: str | Path) -> None:
+        Path(path).write_text(
+            json.dumps(self.summary(), indent=2, default=_json_default) + "\n", encoding="utf-8"
+        )
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -1,0 +1,318 @@
+"""Workloads: who sends to whom (a traffic pattern), how much (flow sizes) and when (arrivals).
+
+Patterns follow FatPaths' evaluation (RESEARCH.md section 6). A pattern maps every source host
+to the destinations it talks to; with Poisson arrivals each new flow of a host picks one of them
+at random, otherwise each (source, destination) pair carries one flow starting at time zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linear_sum_assignment
+
+from .network import UNREACHABLE, SimNetwork
+
+PATTERNS = (
+    "uniform",
+    "permutation",
+    "off-diagonal",
+    "shuffle",
+    "stencil",
+    "adversarial",
+    "worst-case",
+)
+
+# pFabric's web-search flow-size CDF (from the DCTCP paper's measurements), in 1460-byte
+# packets: (size, cumulative probability). Sizes in between are interpolated linearly.
+WEBSEARCH_CDF_PACKETS = (
+    (6, 0.0),
+    (6, 0.15),
+    (13, 0.2),
+    (19, 0.3),
+    (33, 0.4),
+    (53, 0.53),
+    (133, 0.6),
+    (667, 0.7),
+    (1333, 0.8),
+    (3333, 0.9),
+    (6667, 0.97),
+    (20000, 1.0),
+)
+WEBSEARCH_PACKET_BYTES = 1460
+
+IntArray = npt.NDArray[np.int64]
+
+
+class WorkloadError(ValueError):
+    """A workload that cannot be built for this network (pattern, sizes or arrivals)."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    src: npt.NDArray[np.int32]
+    dst: npt.NDArray[np.int32]
+    size: npt.NDArray[np.int64]
+    start_ps: npt.NDArray[np.int64]
+    description: dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.src)
+        if not (len(self.dst) == len(self.size) == len(self.start_ps) == n):
+            raise WorkloadError("src, dst, size and start_ps differ in length")
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.src)
+
+    def native_dict(self) -> dict[str, npt.NDArray[np.int32] | npt.NDArray[np.int64]]:
+        return {
+            "src": np.ascontiguousarray(self.src, dtype=np.int32),
+            "dst": np.ascontiguousarray(self.dst, dtype=np.int32),
+            "size": np.ascontiguousarray(self.size, dtype=np.int64),
+            "start_ps": np.ascontiguousarray(self.start_ps, dtype=np.int64),
+        }
+
+
+# ---- patterns ----------------------------------------------------------------------------------
+
+
+def _derangement(n: int, rng: np.random.Generator) -> IntArray:
+    """A uniformly random permutation without fixed points (rejection, ~e tries)."""
+    while True:
+        perm = rng.permutation(n)
+        if n < 2 or not np.any(perm == np.arange(n)):
+            return perm.astype(np.int64)
+
+
+def _switch_level_hosts(network: SimNetwork, switch_map: IntArray) -> list[IntArray]:
+    """Host i of switch s talks to host i of switch switch_map[s] (fewer hosts: wrap around)."""
+    members = [np.flatnonzero(network.host_switch == s) for s in range(network.n_switches)]
+    peers: list[IntArray] = [np.empty(0, dtype=np.int64)] * network.n_hosts
+    for s, hosts in enumerate(members):
+        t = switch_map[s]
+        if t < 0 or len(hosts) == 0 or len(members[t]) == 0:
+            continue
+        for i, h in enumerate(hosts):
+            peers[h] = np.array([members[t][i % len(members[t])]], dtype=np.int64)
+    return peers
+
+
+def _host_switches(network: SimNetwork) -> IntArray:
+    return np.flatnonzero(network.hosts_per_switch() > 0).astype(np.int64)
+
+
+def _adversarial_switch_map(network: SimNetwork, rng: np.random.Generator) -> IntArray:
+    """Pair host switches with neighbours: under minimal routing all p flows of a switch then
+    share its single direct link, the skewed off-diagonal case that layers exist for."""
+    sw = _host_switches(network)
+    dist = network.dist[0][np.ix_(sw, sw)].astype(np.float64)
+    # Prefer distance 1, then short; random noise picks among equals.
+    cost = np.where(dist == 1, 0.0, dist + 10.0) + rng.random(dist.shape) * 1e-3
+    np.fill_diagonal(cost, 1e9)
+    rows, cols = linear_sum_assignment(cost)
+    mapping = np.full(network.n_switches, -1, dtype=np.int64)
+    mapping[sw[rows]] = sw[cols]
+    return mapping
+
+
+def _worst_case_switch_map(network: SimNetwork, rng: np.random.Generator) -> IntArray:
+    """Maximum-weight matching of host switches maximising minimal path length."""
+    sw = _host_switches(network)
+    dist = network.dist[0][np.ix_(sw, sw)].astype(np.float64)
+    dist[dist == UNREACHABLE] = -1e9
+    np.fill_diagonal(dist, -1e9)
+    rows, cols = linear_sum_assignment(-(dist + rng.random(dist.shape) * 1e-3))
+    mapping = np.full(network.n_switches, -1, dtype=np.int64)
+    mapping[sw[rows]] = sw[cols]
+    return mapping
+
+
+def pattern_peers(
+    network: SimNetwork,
+    pattern: str,
+    rng: np.random.Generator,
+    *,
+    offset: int | None = None,
+) -> list[IntArray]:
+    """For every host, the hosts it sends to under `pattern` (empty: the host stays idle)."""
+    n = network.n_hosts
+    hosts = np.arange(n, dtype=np.int64)
+    if n < 2:
+        raise WorkloadError("a workload needs at least two hosts")
+    if pattern == "uniform":
+        # Every other host; destinations are drawn per flow, so nothing is listed.
+        return []
+    if pattern == "permutation":
+        perm = _derangement(n, rng)
+        return [perm[h : h + 1] for h in range(n)]
+    if pattern == "off-diagonal":
+        c = offset if offset is not None else int(network.hosts_per_switch().max())
+        if c % n == 0:
+            raise WorkloadError(f"off-diagonal offset {c} is a multiple of {n} hosts")
+        return [np.array([(h + c) % n]) for h in range(n)]
+    if pattern == "shuffle":
+        bits = int(np.floor(np.log2(n)))
+        m = 1 << bits
+        rotated = ((hosts[:m] << 1) | (hosts[:m] >> (bits - 1))) & (m - 1)
+        return [
+            rotated[h : h + 1] if h < m and rotated[h] != h else np.empty(0, dtype=np.int64)
+            for h in range(n)
+        ]
+    if pattern == "stencil":
+        far = 1337 if n > 10_000 else 42
+        offsets = np.array([1, -1, far, -far])
+        return [np.unique((h + offsets) % n) for h in range(n)]
+    if pattern == "adversarial":
+        return _switch_level_hosts(network, _adversarial_switch_map(network, rng))
+    if pattern == "worst-case":
+        return _switch_level_hosts(network, _worst_case_switch_map(network, rng))
+    raise WorkloadError(f"unknown pattern {pattern!r}; expected one of {', '.join(PATTERNS)}")
+
+
+# ---- sizes and arrivals ------------------------------------------------------------------------
+
+
+def websearch_sizes(count: int, rng: np.random.Generator) -> IntArray:
+    """Flow sizes in bytes drawn from the pFabric web-search CDF (inverse transform)."""
+    sizes = np.array([s for s, _ in WEBSEARCH_CDF_PACKETS], dtype=np.float64)
+    probs = np.array([p for _, p in WEBSEARCH_CDF_PACKETS], dtype=np.float64)
+    u = rng.random(count)
+    packets = np.interp(u, probs, sizes)
+    return np.maximum(1, np.round(packets * WEBSEARCH_PACKET_BYTES)).astype(np.int64)
+
+
+def websearch_mean_bytes() -> float:
+    """Mean of the interpolated web-search distribution (about 1.7 MB)."""
+    sizes = np.array([s for s, _ in WEBSEARCH_CDF_PACKETS], dtype=np.float64)
+    probs = np.array([p for _, p in WEBSEARCH_CDF_PACKETS], dtype=np.float64)
+    mids = (sizes[1:] + sizes[:-1]) / 2
+    return float(np.sum(mids * np.diff(probs)) * WEBSEARCH_PACKET_BYTES)
+
+
+def flow_sizes(spec: str | int, count: int, rng: np.random.Generator) -> IntArray:
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise WorkloadError(f"flow size {spec} must be positive")
+        return np.full(count, spec, dtype=np.int64)
+    if spec == "websearch":
+        return websearch_sizes(count, rng)
+    return np.full(count, parse_bytes(spec), dtype=np.int64)
+
+
+_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+}
+
+
+def parse_bytes(text: str) -> int:
+    """'2MB' -> 2000000, '64KiB' -> 65536, '1500' -> 1500."""
+    s = text.strip().lower().replace(" ", "")
+    number = s.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = s[len(number) :] or "b"
+    if unit not in _UNITS or not number:
+        raise WorkloadError(f"cannot read size {text!r}; use e.g. 1500, 64KiB, 2MB or websearch")
+    value = float(number) * _UNITS[unit]
+    if value <= 0:
+        raise WorkloadError(f"size {text!r} must be positive")
+    return round(value)
+
+
+_TIME_UNITS = {"ps": 1, "ns": 1000, "us": 1000**2, "ms": 1000**3, "s": 1000**4}
+
+
+def parse_duration_ps(text: str) -> int:
+    """'10ms' -> 10_000_000_000 (picoseconds); a bare number is microseconds."""
+    s = text.strip().lower().replace(" ", "")
+    number = s.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = s[len(number) :] or "us"
+    if unit not in _TIME_UNITS or not number:
+        raise WorkloadError(f"cannot read duration {text!r}; use e.g. 500us, 10ms or 1s")
+    return round(float(number) * _TIME_UNITS[unit])
+
+
+def make_workload(
+    network: SimNetwork,
+    pattern: str,
+    sizes: str | int,
+    *,
+    seed: int,
+    arrival_rate: float | None = None,
+    duration_ps: int | None = None,
+    randomize_mapping: bool = False,
+    offset: int | None = None,
+    active_hosts: Sequence[int] | None = None,
+) -> Workload:
+    """Build a workload.
+
+    Without `arrival_rate`, every (source, peer) pair of the pattern carries one flow at t=0.
+    With it, each source starts flows as a Poisson process of `arrival_rate` flows per second
+    over `duration_ps`, each to a random peer. `randomize_mapping` relabels hosts by a random
+    permutation first (the pattern is then applied to logical ranks).
+    """
+    rng = np.random.default_rng(seed)
+    n = network.n_hosts
+    peers = pattern_peers(network, pattern, rng, offset=offset)
+    mapping = rng.permutation(n).astype(np.int64) if randomize_mapping else np.arange(n)
+    sources = np.arange(n) if active_hosts is None else np.asarray(active_hosts, dtype=np.int64)
+    src_list: list[IntArray] = []
+    dst_list: list[IntArray] = []
+    start_list: list[IntArray] = []
+    if arrival_rate is None:
+        for h in sources:
+            p = peers[h] if pattern != "uniform" else rng.integers(0, n - 1, size=1)
+            if pattern == "uniform":
+                p = p + (p >= h)
+            src_list.append(np.full(len(p), h, dtype=np.int64))
+            dst_list.append(np.asarray(p, dtype=np.int64))
+            start_list.append(np.zeros(len(p), dtype=np.int64))
+    else:
+        if duration_ps is None or duration_ps <= 0:
+            raise WorkloadError("Poisson arrivals need a positive duration")
+        if arrival_rate <= 0:
+            raise WorkloadError(f"arrival rate {arrival_rate} must be positive")
+        seconds = duration_ps / 1e12
+        counts = rng.poisson(arrival_rate * seconds, size=len(sources))
+        for h, c in zip(sources, counts, strict=True):
+            if c == 0:
+                continue
+            if pattern == "uniform":
+                p = rng.integers(0, n - 1, size=c)
+                p = p + (p >= h)
+            elif len(peers[h]) == 0:
+                continue
+            else:
+                p = peers[h][rng.integers(0, len(peers[h]), size=c)]
+            src_list.append(np.full(c, h, dtype=np.int64))
+            dst_list.append(p.astype(np.int64))
+            start_list.append(np.sort(rng.integers(0, duration_ps, size=c)))
+    if not src_list:
+        raise WorkloadError(f"pattern {pattern!r} produced no flows on {n} hosts")
+    src = mapping[np.concatenate(src_list)]
+    dst = mapping[np.concatenate(dst_list)]
+    start = np.concatenate(start_list)
+    order = np.argsort(start, kind="stable")
+    src, dst, start = src[order], dst[order], start[order]
+    return Workload(
+        src=src.astype(np.int32),
+        dst=dst.astype(np.int32),
+        size=flow_sizes(sizes, len(src), rng),
+        start_ps=start.astype(np.int64),
+        description={
+            "pattern": pattern,
+            "sizes": sizes,
+            "arrival_rate": arrival_rate,
+            "duration_ps": duration_ps,
+            "randomize_mapping": randomize_mapping,
+            "seed": seed,
+        },
+    )

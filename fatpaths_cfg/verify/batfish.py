@@ -1,0 +1,270 @@
+"""A second opinion from Batfish: load `OUT/batfish/` into a Batfish server with pybatfish and
+compare what Batfish makes of the configs with `fabric.json`.
+
+Checked: every file parsed (no FAILED / PARTIALLY_UNRECOGNIZED, no parse warnings), no
+undefined references, the static routes Batfish computes on each switch equal the compiled
+ones, and traceroutes between sampled host pairs in every layer follow the compiled paths.
+
+Known limits, stated in the report: Batfish needs layer1_topology.json to see L2 links, and it
+has historically ignored VLANs in reachability, so with the VLAN encoding its traceroutes do not
+prove layer separation. Batfish host files carry one address per interface, so destination
+hosts own only their layer-1 address there: traceroutes of other layers end at the destination
+switch's host subnet, which is where they are judged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.errors import UserErrors
+
+SNAPSHOT_DIR = "batfish"
+PAIRS_PER_LAYER = 12
+# Dispositions of a flow that reached the destination: the host itself (layer 1) or the
+# destination switch's host subnet (other layers; see the module docstring).
+DELIVERED = {"ACCEPTED", "DELIVERED_TO_SUBNET", "EXITS_NETWORK"}
+BAD_PARSE = {"FAILED", "PARTIALLY_UNRECOGNIZED"}
+
+
+@dataclass
+class BatfishCheck:
+    name: str
+    ok: bool
+    detail: str
+    failures: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.name, "ok": self.ok, "detail": self.detail, "failures": self.failures}
+
+
+@dataclass
+class BatfishResult:
+    host: str
+    snapshot: str
+    encoding: str
+    checks: list[BatfishCheck] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "snapshot": self.snapshot,
+            "encoding": self.encoding,
+            "ok": self.ok,
+            "checks": [c.to_json() for c in self.checks],
+            "caveats": self.caveats,
+            "seconds": round(self.seconds, 2),
+        }
+
+    def summary(self) -> str:
+        failed = [c.name for c in self.checks if not c.ok]
+        return f"batfish ({self.host}): {len(self.checks)} checks, " + (
+            f"failed: {', '.join(failed)}" if failed else "all passed"
+        )
+
+    def markdown(self) -> list[str]:
+        lines = [f"## Batfish ({self.host}, snapshot {self.snapshot})", ""]
+        lines += ["| check | result | detail |", "|---|---|---|"]
+        for check in self.checks:
+            lines.append(f"| {check.name} | {'pass' if check.ok else 'FAIL'} | {check.detail} |")
+        lines.append("")
+        for check in self.checks:
+            for failure in check.failures[:20]:
+                lines.append(f"- {check.name}: {failure}")
+        if self.caveats:
+            lines += ["", "Caveats:", *[f"- {c}" for c in self.caveats]]
+        lines.append("")
+        return lines
+
+
+def _frame(bf: Any, question: str, **kwargs: Any) -> Any:
+    return getattr(bf.q, question)(**kwargs).answer().frame()
+
+
+def check_parsing(bf: Any) -> list[BatfishCheck]:
+    status = _frame(bf, "fileParseStatus")
+    bad = [
+        f"{row['File_Name']}: {row['Status']}"
+        for _, row in status.iterrows()
+        if str(row["Status"]) in BAD_PARSE
+    ]
+    warnings = _frame(bf, "parseWarning")
+    warned = [
+        f"{row['Filename']}:{row['Line']}: {row['Text']} ({row['Comment']})"
+        for _, row in warnings.iterrows()
+    ]
+    references = _frame(bf, "undefinedReferences")
+    undefined = [
+        f"{row['File_Name']}: {row['Ref_Name']} ({row['Struct_Type']}, {row['Context']})"
+        for _, row in references.iterrows()
+    ]
+    return [
+        BatfishCheck("files parsed", not bad, f"{len(status)} files", bad),
+        BatfishCheck("no parse warnings", not warned, f"{len(warned)} warnings", warned),
+        BatfishCheck("no undefined references", not undefined, f"{len(undefined)}", undefined),
+    ]
+
+
+def expected_static_routes(loaded: LoadedCompiled) -> dict[str, dict[str, set[str]]]:
+    """switch name (lower case, as Batfish names nodes) -> prefix -> next-hop addresses."""
+    plan = loaded.data["addressing"]
+    fabric = loaded.fabric
+    routes: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    layers = loaded.next_hop.shape[0]
+    for s in fabric.switches:
+        for layer in range(layers):
+            for t in range(fabric.nr):
+                n = int(loaded.next_hop[layer, s.index, t])
+                if n < 0:
+                    continue
+                link_index = fabric.link_between[(s.index, n)]
+                side = "a" if fabric.links[link_index].a == n else "b"
+                for fam in ("v4", "v6"):
+                    prefix = plan["switches"][t]["subnets"][layer][fam]
+                    hop = plan["links"][link_index].get(f"{side}_{fam}")
+                    if prefix and hop:
+                        routes[s.name.lower()][prefix].add(hop.split("/")[0])
+    return routes
+
+
+def check_routes(bf: Any, loaded: LoadedCompiled) -> BatfishCheck:
+    expected = expected_static_routes(loaded)
+    if loaded.data["layers"] and loaded.data["layers"][0].get("ecmp"):
+        # With ECMP every equal-cost neighbour is a next hop; routing.npz keeps one, so only
+        # prefixes are compared then.
+        expected = {n: {p: set() for p in table} for n, table in expected.items()}
+    frame = _frame(bf, "routes", protocols="static")
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for _, row in frame.iterrows():
+        hop = str(row.get("Next_Hop_IP", ""))
+        found[str(row["Node"]).lower()][str(row["Network"])].add(hop)
+    failures = []
+    for node, table in sorted(expected.items()):
+        have = found.get(node, {})
+        for prefix, hops in sorted(table.items()):
+            if prefix not in have:
+                failures.append(f"{node}: no route to {prefix}")
+            elif hops and hops != have[prefix]:
+                failures.append(f"{node}: {prefix} via {sorted(have[prefix])}, want {sorted(hops)}")
+        for prefix in sorted(set(have) - set(table)):
+            failures.append(f"{node}: unexpected static route {prefix}")
+    total = sum(len(t) for t in expected.values())
+    return BatfishCheck(
+        "static routes match fabric.json", not failures, f"{total} routes", failures
+    )
+
+
+def sample_pairs(loaded: LoadedCompiled, per_layer: int, seed: int) -> list[tuple[int, int]]:
+    hosts = loaded.fabric.hosts
+    rng = np.random.default_rng([seed, 0xBA7F15])
+    pairs: list[tuple[int, int]] = []
+    while len(pairs) < per_layer and len(hosts) > 1:
+        a, b = (int(x) for x in rng.choice(len(hosts), size=2, replace=False))
+        if hosts[a].switch != hosts[b].switch:
+            pairs.append((a, b))
+    return pairs
+
+
+def compiled_path(loaded: LoadedCompiled, layer: int, s: int, t: int) -> list[str]:
+    path = [s]
+    while path[-1] != t and len(path) <= loaded.fabric.nr:
+        path.append(int(loaded.next_hop[layer, path[-1], t]))
+    return [loaded.fabric.switches[p].name.lower() for p in path]
+
+
+def check_traceroutes(bf: Any, loaded: LoadedCompiled) -> BatfishCheck:
+    from pybatfish.datamodel.flow import HeaderConstraints
+
+    plan = loaded.data["addressing"]
+    fabric = loaded.fabric
+    switch_names = {s.name.lower() for s in fabric.switches}
+    failures = []
+    checked = 0
+    ecmp = bool(loaded.data["layers"] and loaded.data["layers"][0].get("ecmp"))
+    for layer in range(loaded.next_hop.shape[0]):
+        for a, b in sample_pairs(loaded, PAIRS_PER_LAYER, int(loaded.data["seed"]) + layer):
+            src = (
+                plan["hosts"][a]["addresses"][layer]["v4"]
+                or plan["hosts"][a]["addresses"][layer]["v6"]
+            )
+            dst = (
+                plan["hosts"][b]["addresses"][layer]["v4"]
+                or plan["hosts"][b]["addresses"][layer]["v6"]
+            )
+            headers = HeaderConstraints(srcIps=src.split("/")[0], dstIps=dst.split("/")[0])
+            frame = _frame(bf, "traceroute", startLocation=fabric.hosts[a].name, headers=headers)
+            checked += 1
+            want = compiled_path(loaded, layer, fabric.hosts[a].switch, fabric.hosts[b].switch)
+            label = f"layer {layer + 1} {fabric.hosts[a].name} -> {fabric.hosts[b].name}"
+            if len(frame) == 0:
+                failures.append(f"{label}: no trace")
+                continue
+            for trace in frame.iloc[0]["Traces"]:
+                hops = [h.node.lower() for h in trace.hops if h.node.lower() in switch_names]
+                if trace.disposition not in DELIVERED:
+                    failures.append(f"{label}: {trace.disposition} after {' '.join(hops)}")
+                elif (hops != want and not ecmp) or (ecmp and len(hops) != len(want)):
+                    failures.append(f"{label}: took {' '.join(hops)}, compiled {' '.join(want)}")
+    return BatfishCheck(
+        "traceroutes follow compiled paths", not failures, f"{checked} host pairs", failures
+    )
+
+
+def check_with_batfish(out: Path, host: str) -> BatfishResult:
+    """Run the Batfish checks against the server at `host`. Raises UserErrors when the
+    snapshot is missing or the server cannot be reached (bad input, exit 2)."""
+    started = time.perf_counter()
+    loaded = load_compiled(out)
+    snapshot = out / SNAPSHOT_DIR
+    if not (snapshot / "batfish" / "layer1_topology.json").is_file():
+        raise UserErrors.single(
+            str(snapshot),
+            "",
+            "no Batfish snapshot (batfish/layer1_topology.json missing)",
+            "compile with a fatpaths that writes OUT/batfish/",
+        )
+    try:
+        from pybatfish.client.session import Session
+    except ImportError:
+        raise UserErrors.single(
+            "--batfish", "", "pybatfish is not installed", "pip install 'fatpaths-cfg[batfish]'"
+        ) from None
+    try:
+        bf = Session(host=host)
+        bf.set_network(f"fatpaths-{loaded.fabric.name}")
+        name = bf.init_snapshot(str(snapshot), name=loaded.fabric.name, overwrite=True)
+    except Exception as exc:  # pybatfish raises bare requests/Batfish errors
+        raise UserErrors.single(
+            "--batfish", "", f"cannot load the snapshot into Batfish at {host}: {exc}"
+        ) from None
+    encoding = loaded.data.get("addressing", {}).get("encoding", "prefix")
+    result = BatfishResult(host, str(name), encoding)
+    result.caveats.append(
+        "Batfish sees L2 links only through batfish/layer1_topology.json, which fatpaths writes."
+    )
+    if encoding == "vlan":
+        result.caveats.append(
+            "VLAN encoding: Batfish has historically ignored VLANs in reachability, so these "
+            "traceroutes do not prove that layers stay apart; rely on the forwarding checker."
+        )
+    result.caveats.append(
+        "Batfish host files hold one address per interface: traceroutes of layers 2+ are "
+        "judged at the destination switch's host subnet."
+    )
+    result.checks += check_parsing(bf)
+    result.checks.append(check_routes(bf, loaded))
+    result.checks.append(check_traceroutes(bf, loaded))
+    result.seconds = time.perf_counter() - started
+    return result

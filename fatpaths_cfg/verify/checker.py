@@ -1,0 +1,735 @@
+"""The forwarding checker: rebuild every switch's tables from the routes read back out of the
+rendered configs and walk every (layer, source, destination) pair.
+
+All pairs are walked at once with numpy. A hop is *sound* when the route exists, its next hop
+is a neighbour over a link of the layer, and that neighbour is exactly one hop closer in the
+layer; a walk over sound hops can neither loop nor leave the layer, and is a shortest path.
+Only the walks that meet an unsound hop are replayed in Python, to name the path and the file
+and line of the route at fault.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.fabric import Host
+from fatpaths_cfg.verify.model import Location, ParsedConfigs
+from fatpaths_cfg.verify.plan import (
+    AddressIndex,
+    ExpectedAddress,
+    build_address_index,
+    canonical_address,
+    canonical_interface,
+    canonical_prefix,
+)
+from fatpaths_cfg.verify.readers import normalise_mac
+
+NO_HOP = -1
+UNREACHABLE = 255
+
+# Route faults, most telling first: a route is reported once, under its first fault.
+UNKNOWN_PREFIX = "unknown-prefix"
+BAD_NEXT_HOP = "bad-next-hop"
+OWN_SUBNET = "route-to-own-subnet"
+OUTSIDE_LAYER = "outside-layer"
+NOT_SHORTEST = "not-shortest"
+UP_DOWN_TURN = "up-down-violation"
+DIFFERS = "differs-from-fabric-json"
+MISSING_ROUTE = "missing-route"
+MISSING_ADDRESS = "missing-address"
+UNEXPECTED_ADDRESS = "unexpected-address"
+MISSING_HOST_ADDRESS = "missing-host-address"
+MISSING_CONFIG = "missing-config"
+UNPARSED = "unparsed-line"
+LAYER_ONE_NOT_MINIMAL = "layer-1-not-minimal"
+ROUTE_FAULTS = (UNKNOWN_PREFIX, BAD_NEXT_HOP, OWN_SUBNET, OUTSIDE_LAYER, NOT_SHORTEST, DIFFERS)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    message: str
+    location: Location | None
+    layer: int | None = None
+    source: str | None = None
+    destination: str | None = None
+    path: tuple[str, ...] = ()
+    walks_broken: int = 0
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.kind}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "file": self.location.file if self.location else None,
+            "line": self.location.line if self.location else None,
+            "layer": self.layer,
+            "source": self.source,
+            "destination": self.destination,
+            "path": list(self.path),
+            "walks_broken": self.walks_broken,
+        }
+
+
+@dataclass
+class ForwardingCheck:
+    platform: str
+    findings: list[Finding] = field(default_factory=list)
+    walks: int = 0
+    routes: int = 0
+    tables: int = 0
+    host_addresses: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+    # Per layer number: (switch, destination, next hop) of every route that names a neighbour,
+    # sound or not (a faulty route still forwards, so it still makes packets wait).
+    triples: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+@dataclass
+class _RouteArrays:
+    """Routes resolved to switch indices; -1 where a prefix or next hop did not resolve."""
+
+    table: np.ndarray
+    switch: np.ndarray
+    dest: np.ndarray
+    hop: np.ndarray
+    link: np.ndarray
+    file: np.ndarray
+    line: np.ndarray
+    row: np.ndarray | None = None  # parsed row of each entry when not one-to-one
+
+
+def _bfs_all_pairs(adjacency: np.ndarray) -> np.ndarray:
+    """Hop distances between all switches: one frontier step per hop as a sparse-dense
+    product, so a diameter-3 layer costs three products instead of Nr searches."""
+    nr = adjacency.shape[0]
+    graph = sp.csr_matrix(adjacency.astype(np.float32))
+    dist = np.full((nr, nr), UNREACHABLE, dtype=np.int16)
+    reached = np.eye(nr, dtype=bool)
+    dist[reached] = 0
+    frontier = reached.astype(np.float32)
+    hops = 0
+    while frontier.any():
+        hops += 1
+        grown = np.asarray(graph @ frontier) > 0
+        new = grown & ~reached
+        dist[new] = hops
+        reached |= new
+        frontier = new.astype(np.float32)
+    return dist
+
+
+def reference_distances(
+    loaded: LoadedCompiled, index: AddressIndex
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None]]:
+    """Per layer: hop distances (int16) of the layer's own links, the layer's adjacency as a
+    dense bool matrix, and its up*/down* rank if it has one.
+
+    Distances come from a fresh BFS over `fabric.json`'s link sets, not from `routing.npz`, so a
+    wrong compiler table cannot vouch for itself. Up*/down* layers are the exception: their
+    paths are shortest among up*/down* paths, which is what `routing.npz` records; their walks
+    are additionally checked for the turn rule.
+    """
+    fabric = loaded.fabric
+    nr = fabric.nr
+    edges = fabric.edges
+    layers = loaded.data["layers"]
+    dist = np.empty((len(layers), nr, nr), dtype=np.int16)
+    adjacency = np.zeros((len(layers), nr, nr), dtype=bool)
+    ranks: list[np.ndarray | None] = []
+    for i, layer in enumerate(layers):
+        kept = edges[np.asarray(layer["links"], dtype=np.int64)]
+        adjacency[i, kept[:, 0], kept[:, 1]] = True
+        adjacency[i, kept[:, 1], kept[:, 0]] = True
+        rank = layer.get("up_down_rank")
+        if rank is not None:
+            dist[i] = loaded.dist[i].astype(np.int16)
+            ranks.append(np.asarray(rank, dtype=np.int64))
+            continue
+        dist[i] = _bfs_all_pairs(adjacency[i])
+        ranks.append(None)
+    return dist, adjacency, ranks
+
+
+def _resolve(
+    parsed: ParsedConfigs, index: AddressIndex, nr: int, names: dict[str, int]
+) -> _RouteArrays:
+    routes = parsed.routes
+    subnet_code = {prefix: table * nr + t for prefix, (table, t) in index.subnet.items()}
+    addresses = list(index.link_address)
+    address_id = {a: i for i, a in enumerate(addresses)}
+    link_of = np.array([index.link_address[a][0] for a in addresses] + [-1], dtype=np.int64)
+    owner_of = np.array([index.link_address[a][1] for a in addresses] + [-1], dtype=np.int64)
+
+    def prefix_code(text: str) -> int:
+        code = subnet_code.get(text)
+        if code is None:
+            canonical = canonical_prefix(text)
+            code = subnet_code.get(canonical, -1) if canonical else -1
+        return code
+
+    def address_code(text: str) -> int:
+        code = address_id.get(text)
+        if code is None:
+            canonical = canonical_address(text)
+            code = address_id.get(canonical, -1) if canonical else -1
+        return code
+
+    codes = np.fromiter((prefix_code(p) for p in routes.prefix), np.int64, len(routes))
+    hop_ids = np.fromiter((address_code(a) for a in routes.next_hop), np.int64, len(routes))
+    known = codes >= 0
+    return _RouteArrays(
+        table=np.where(known, codes // nr, -1),
+        switch=np.asarray(routes.switch, dtype=np.int64),
+        dest=np.where(known, codes % nr, -1),
+        hop=owner_of[hop_ids],
+        link=link_of[hop_ids],
+        file=np.asarray(routes.file, dtype=np.int64),
+        line=np.asarray(routes.line, dtype=np.int64),
+    )
+
+
+class _Checker:
+    def __init__(self, loaded: LoadedCompiled, parsed: ParsedConfigs) -> None:
+        self.loaded = loaded
+        self.parsed = parsed
+        self.fabric = loaded.fabric
+        self.nr = loaded.fabric.nr
+        self.names = [s.name for s in self.fabric.switches]
+        self.index = build_address_index(loaded.data, str(loaded.directory / "fabric.json"))
+        self.result = ForwardingCheck(parsed.platform)
+        self.dist, self.adjacency, self.ranks = reference_distances(loaded, self.index)
+        edges = self.fabric.edges
+        self.link_ends = edges.astype(np.int64)
+        self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
+
+    @property
+    def table_count(self) -> int:
+        # Static MAC entries are per layer (VLAN), whatever the IP families on top.
+        return self.index.layers if self.index.encoding == "vlan" else self.index.tables
+
+    # -- helpers ---------------------------------------------------------------------------
+    def add(self, finding: Finding) -> None:
+        self.result.findings.append(finding)
+
+    def switch_location(self, switch: int, part: str = "routes") -> Location:
+        files = self.parsed.switch_file if part == "routes" else self.parsed.address_file
+        file = files.get(self.names[switch], self.parsed.switch_file.get(self.names[switch]))
+        if file is None:
+            return Location(f"<no config for {self.names[switch]}>", 0)
+        return Location(self.parsed.files[file], 0)
+
+    def route_text(self, row: int) -> str:
+        if self.index.encoding == "vlan":
+            macs = self.parsed.macs
+            return f"mac {macs.mac[row]} vlan {macs.vlan[row]} interface {macs.port[row]}"
+        routes = self.parsed.routes
+        return f"{routes.prefix[row]} via {routes.next_hop[row]}"
+
+    # -- VLAN encoding: static MAC entries instead of routes ---------------------------------
+    def host_macs(self) -> dict[str, int]:
+        plan_hosts = self.loaded.data["addressing"].get("hosts", [])
+        index = {h.name: h.index for h in self.fabric.hosts}
+        return {normalise_mac(h["mac"]): index[h["name"]] for h in plan_hosts if h.get("mac")}
+
+    def resolve_macs(self) -> _RouteArrays:
+        """Static MAC entries as routes: (layer of the VLAN, switch, host's switch, neighbour
+        behind the port). Entries for a host port deliver locally and are checked here."""
+        macs = self.parsed.macs
+        host_of = self.host_macs()
+        ports: dict[tuple[int, str], tuple[int, int]] = {}
+        for link in self.fabric.links:
+            ports[(link.a, link.a_port)] = (link.index, link.b)
+            ports[(link.b, link.b_port)] = (link.index, link.a)
+        host_ports = {(h.switch, h.port) for h in self.fabric.hosts}
+        size = len(macs)
+        table = np.full(size, -1, dtype=np.int64)
+        dest = np.full(size, -1, dtype=np.int64)
+        hop = np.full(size, -1, dtype=np.int64)
+        via = np.full(size, -1, dtype=np.int64)
+        keep = np.ones(size, dtype=bool)
+        for row in range(size):
+            s, host = macs.switch[row], host_of.get(macs.mac[row])
+            layer = self.index.vlans.get(macs.vlan[row])
+            if host is None or layer is None:
+                continue
+            t = self.fabric.hosts[host].switch
+            table[row], dest[row] = layer - 1, t
+            if (s, macs.port[row]) in host_ports:
+                keep[row] = False
+                if s != t or self.fabric.hosts[host].port != macs.port[row]:
+                    self.add(
+                        Finding(
+                            BAD_NEXT_HOP,
+                            f"layer {layer}: {self.names[s]} delivers host "
+                            f"{self.fabric.hosts[host].name} to host port {macs.port[row]}",
+                            self.parsed.location(macs.file[row], macs.line[row]),
+                            layer,
+                            self.names[s],
+                            self.fabric.hosts[host].name,
+                        )
+                    )
+                continue
+            found = ports.get((s, macs.port[row]))
+            if found is not None:
+                via[row], hop[row] = found
+        rows = np.flatnonzero(keep)
+        return _RouteArrays(
+            table=table[rows],
+            switch=np.asarray(macs.switch, dtype=np.int64)[rows],
+            dest=dest[rows],
+            hop=hop[rows],
+            link=via[rows],
+            file=np.asarray(macs.file, dtype=np.int64)[rows],
+            line=np.asarray(macs.line, dtype=np.int64)[rows],
+            row=rows,
+        )
+
+    def check_mac_completeness(self) -> set[tuple[int, int, int]]:
+        """Every switch needs an entry for every host in every layer's VLAN (flooding is off,
+        so a missing entry drops the host's traffic). Returns the (table, switch, host switch)
+        keys reported."""
+        macs = self.parsed.macs
+        host_of = self.host_macs()
+        hosts = len(self.fabric.hosts)
+        layers = self.index.layers
+        seen = np.zeros((layers, self.nr, hosts), dtype=bool)
+        for s, vlan, mac in zip(macs.switch, macs.vlan, macs.mac, strict=True):
+            layer, host = self.index.vlans.get(vlan), host_of.get(mac)
+            if layer is not None and host is not None:
+                seen[layer - 1, s, host] = True
+        reported: set[tuple[int, int, int]] = set()
+        vlan_of = {layer: vlan for vlan, layer in self.index.vlans.items()}
+        read = {self.fabric.switch_index[n] for n in self.parsed.switch_file}
+        for layer, s, host in zip(*np.nonzero(~seen), strict=True):
+            if int(s) not in read:
+                continue
+            h = self.fabric.hosts[int(host)]
+            reported.add((int(layer), int(s), h.switch))
+            self.add(
+                Finding(
+                    MISSING_ROUTE,
+                    f"layer {layer + 1}: {self.names[s]} has no static MAC entry for host "
+                    f"{h.name} in VLAN {vlan_of.get(int(layer) + 1)}: its frames are dropped",
+                    self.switch_location(int(s)),
+                    int(layer) + 1,
+                    self.names[s],
+                    h.name,
+                )
+            )
+        return reported
+
+    def check_trunks(self) -> None:
+        """A link port must carry exactly the VLANs of the layers that use its link."""
+        vlan_of = {layer: vlan for vlan, layer in self.index.vlans.items()}
+        trunks = {(t.switch, t.port): t for t in self.parsed.trunks}
+        masks = self.loaded.layer_masks
+        for link in self.fabric.links:
+            want = frozenset(vlan_of[i + 1] for i, m in enumerate(masks) if m[link.index])
+            for switch, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                name = self.names[switch]
+                if name not in self.parsed.switch_file:
+                    continue
+                trunk = trunks.get((name, port))
+                if trunk is not None and trunk.vlans == want:
+                    continue
+                have = "no allowed-VLAN list" if trunk is None else f"VLANs {sorted(trunk.vlans)}"
+                self.add(
+                    Finding(
+                        OUTSIDE_LAYER,
+                        f"{name} port {port} (link {link.index}) carries {have}; its layers "
+                        f"need VLANs {sorted(want)}",
+                        self.parsed.location(trunk.file, trunk.line)
+                        if trunk
+                        else self.switch_location(switch),
+                        source=name,
+                    )
+                )
+
+    # -- stages ----------------------------------------------------------------------------
+    def check_inputs(self) -> None:
+        for file, line, text in self.parsed.unparsed:
+            self.add(Finding(UNPARSED, f"cannot read {text!r}", self.parsed.location(file, line)))
+        for switch in self.names:
+            if switch not in self.parsed.switch_file:
+                self.add(
+                    Finding(
+                        MISSING_CONFIG,
+                        f"no configuration for switch {switch}",
+                        Location(f"configs/{self.parsed.platform}", 0),
+                        source=switch,
+                    )
+                )
+        layers = self.loaded.data["layers"]
+        minimal_layer_one = layers and layers[0].get("up_down_rank") is None
+        if minimal_layer_one and len(layers[0]["links"]) != len(self.fabric.links):
+            self.add(
+                Finding(
+                    LAYER_ONE_NOT_MINIMAL,
+                    f"layer 1 holds {len(layers[0]['links'])} of {len(self.fabric.links)} "
+                    "links, so its paths are not minimal in the fabric",
+                    Location("fabric.json", 0),
+                    layer=1,
+                )
+            )
+
+    def route_faults(self, r: _RouteArrays) -> np.ndarray:
+        """Per route row: index into ROUTE_FAULTS of its first fault, or -1 when sound."""
+        fault = np.full(len(r.table), -1, dtype=np.int64)
+
+        def mark(mask: np.ndarray, kind: str) -> None:
+            fault[(fault < 0) & mask] = ROUTE_FAULTS.index(kind)
+
+        mark(r.table < 0, UNKNOWN_PREFIX)
+        hop_ok = r.link >= 0
+        safe_link = np.where(hop_ok, r.link, 0)
+        ends = self.link_ends[safe_link]
+        # The next hop must be the far end of a link of this very switch.
+        attached = (
+            hop_ok & (r.hop != r.switch) & ((ends[:, 0] == r.switch) | (ends[:, 1] == r.switch))
+        )
+        mark(~attached, BAD_NEXT_HOP)
+        mark(r.dest == r.switch, OWN_SUBNET)
+        usable = fault < 0
+        layer = np.where(usable, r.table % self.index.layers, 0)
+        if self.layer_links is not None:
+            in_layer = self.layer_links[layer, safe_link]
+            mark(usable & ~in_layer, OUTSIDE_LAYER)
+        usable = fault < 0
+        s, t, n = (np.where(usable, a, 0) for a in (r.switch, r.dest, r.hop))
+        closer = self.dist[layer, n, t] == self.dist[layer, s, t] - 1
+        mark(usable & ~closer, NOT_SHORTEST)
+        if not self.loaded.data["layers"][0].get("ecmp"):
+            usable = fault < 0
+            model = self.loaded.next_hop[layer, s, t]
+            mark(usable & (model != n), DIFFERS)
+        return fault
+
+    def primary_tables(self, r: _RouteArrays) -> tuple[np.ndarray, np.ndarray]:
+        """next_hop[table, s, t] of the first route line (what a walk follows) and its row."""
+        tables = self.table_count
+        hop = np.full((tables, self.nr, self.nr), NO_HOP, dtype=np.int32)
+        row = np.full((tables, self.nr, self.nr), -1, dtype=np.int64)
+        placed = np.flatnonzero(r.table >= 0)[::-1]  # reversed: the first line wins
+        hop[r.table[placed], r.switch[placed], r.dest[placed]] = r.hop[placed]
+        row[r.table[placed], r.switch[placed], r.dest[placed]] = placed
+        return hop, row
+
+    def walk(
+        self, table: int, hop: np.ndarray, sound: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Walk every pair of one table; returns failed (source, destination, faulty switch)."""
+        nr = self.nr
+        s, t = np.nonzero(~np.eye(nr, dtype=bool))
+        current = s.copy()
+        layer = self.index.layer_of_table(table) - 1
+        rank = self.ranks[layer]
+        went_down = np.zeros(len(s), dtype=bool)
+        failed_at = np.full(len(s), -1, dtype=np.int64)
+        active = np.ones(len(s), dtype=bool)
+        while active.any():
+            idx = np.flatnonzero(active)
+            here, there = current[idx], t[idx]
+            ok = sound[here, there]
+            bad = idx[~ok]
+            failed_at[bad] = current[bad]
+            active[bad] = False
+            idx, here, there = idx[ok], here[ok], there[ok]
+            step = hop[here, there].astype(np.int64)
+            if rank is not None:
+                up = rank[step] < rank[here]
+                turn = up & went_down[idx]
+                failed_at[idx[turn]] = here[turn]
+                active[idx[turn]] = False
+                went_down[idx] |= ~up
+                idx, step = idx[~turn], step[~turn]
+            current[idx] = step
+            active[idx[step == t[idx]]] = False
+        self.result.walks += len(s)
+        failed = np.flatnonzero(failed_at >= 0)
+        return s[failed], t[failed], failed_at[failed]
+
+    def replay(self, hop: np.ndarray, s: int, t: int) -> tuple[list[int], str]:
+        """The path a packet actually takes from s towards t, and how it ends."""
+        path = [s]
+        seen = {s}
+        while path[-1] != t:
+            nxt = int(hop[path[-1], t])
+            if nxt == NO_HOP:
+                return path, "is dropped (no route)"
+            path.append(nxt)
+            if nxt in seen:
+                return path, "loops"
+            seen.add(nxt)
+        return path, "arrives"
+
+    def check_routes(self) -> None:
+        started = time.perf_counter()
+        parsed = self.parsed
+        vlan = self.index.encoding == "vlan"
+        already: set[tuple[int, int, int]] = set()
+        if vlan:
+            r = self.resolve_macs()
+            already = self.check_mac_completeness()
+            self.check_trunks()
+        else:
+            r = _resolve(parsed, self.index, self.nr, {n: i for i, n in enumerate(self.names)})
+        self.result.routes = len(r.table)
+        forwarding = (r.table >= 0) & (r.hop >= 0) & (r.hop != r.switch)
+        for table in range(self.table_count):
+            layer = self.index.layer_of_table(table)
+            rows = forwarding & (r.table == table)
+            found = np.stack([r.switch[rows], r.dest[rows], r.hop[rows]], axis=1)
+            previous = self.result.triples.get(layer)
+            self.result.triples[layer] = (
+                found if previous is None else np.concatenate([previous, found])
+            )
+        self.result.seconds["resolve"] = time.perf_counter() - started
+        started = time.perf_counter()
+        fault = self.route_faults(r)
+        hop, row = self.primary_tables(r)
+        # Consequences of each faulty hop (table, s, t): broken walks and one example path.
+        broken: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
+        counts: dict[tuple[int, int, int], int] = defaultdict(int)
+        off_diagonal = ~np.eye(self.nr, dtype=bool)
+        for table in range(self.table_count):
+            first = row[table]
+            sound = np.zeros((self.nr, self.nr), dtype=bool)
+            has = first >= 0
+            sound[has] = fault[first[has]] < 0
+            missing = off_diagonal & ~has
+            for s_, t_ in zip(*np.nonzero(missing), strict=True):
+                broken[(table, int(s_), int(t_))]  # registers the black hole
+            fs, ft, fat = self.walk(table, hop[table], sound)
+            for a, b, at in zip(fs.tolist(), ft.tolist(), fat.tolist(), strict=True):
+                key = (table, at, b)
+                counts[key] += 1
+                # The walk that starts at the faulty switch shows the fault most directly.
+                if not broken[key] or a == at:
+                    broken[key][:] = [(a, b)]
+        self.result.tables = self.table_count
+        self.result.seconds["walk"] = time.perf_counter() - started
+        reported_rows: set[int] = set()
+        for (table, at, t), examples in sorted(broken.items()):
+            path_text: tuple[str, ...] = ()
+            how = ""
+            if examples:
+                path, how = self.replay(hop[table], examples[0][0], t)
+                path_text = tuple(self.names[p] for p in path)
+            where = int(row[table, at, t])
+            layer_name = self.index.table_name(table)
+            consequence = (
+                f"; {counts[(table, at, t)]} walk(s) break, e.g. {' -> '.join(path_text)} {how}"
+                if path_text
+                else ""
+            )
+            if where < 0 and (table, at, t) in already:
+                continue  # named host by host by the static MAC check
+            if where < 0:
+                prefix = self.index.subnet_of.get((table, t), f"subnet of {self.names[t]}")
+                self.add(
+                    Finding(
+                        MISSING_ROUTE,
+                        f"{layer_name}: {self.names[at]} has no route to {prefix} "
+                        f"({self.names[t]}){consequence}",
+                        self.switch_location(at),
+                        self.index.layer_of_table(table),
+                        self.names[at],
+                        self.names[t],
+                        path_text,
+                        counts[(table, at, t)],
+                    )
+                )
+                continue
+            reported_rows.add(where)
+            self.add(self.route_finding(r, fault, where, consequence, path_text, counts))
+        # Faulty routes no walk follows (ECMP alternates, duplicates) still forward packets.
+        for where in np.flatnonzero(fault >= 0).tolist():
+            if where not in reported_rows:
+                self.add(self.route_finding(r, fault, where, "", (), counts))
+
+    def route_finding(
+        self,
+        r: _RouteArrays,
+        fault: np.ndarray,
+        row: int,
+        consequence: str,
+        path: tuple[str, ...],
+        counts: dict[tuple[int, int, int], int],
+    ) -> Finding:
+        kind = ROUTE_FAULTS[int(fault[row])] if fault[row] >= 0 else UP_DOWN_TURN
+        s = int(r.switch[row])
+        table, t, n = int(r.table[row]), int(r.dest[row]), int(r.hop[row])
+        layer = self.index.layer_of_table(table) if table >= 0 else None
+        layer_name = self.index.table_name(table) if table >= 0 else "no layer"
+        source = self.names[s]
+        text = self.route_text(int(r.row[row]) if r.row is not None else row)
+        why = {
+            UNKNOWN_PREFIX: f"{source}: route {text}: prefix is no layer subnet of the plan",
+            BAD_NEXT_HOP: f"{source}: route {text}: next hop is not a neighbour's link address",
+            OWN_SUBNET: f"{layer_name}: {source} routes its own subnet {text} away",
+            OUTSIDE_LAYER: "",
+            NOT_SHORTEST: "",
+            DIFFERS: "",
+            UP_DOWN_TURN: "",
+        }[kind]
+        if not why:
+            li = (layer or 1) - 1
+            hops = int(self.dist[li, s, t])
+            detail = {
+                OUTSIDE_LAYER: f"link {int(r.link[row])} ({source}-{self.names[n]}) is not in "
+                "the layer",
+                NOT_SHORTEST: f"{self.names[n]} is {int(self.dist[li, n, t])} hop(s) from "
+                f"{self.names[t]} in the layer, {source} is {hops}",
+                DIFFERS: f"fabric.json says via {self.names[int(self.loaded.next_hop[li, s, t])]}",
+                UP_DOWN_TURN: "the path turns up after going down (up*/down* rule broken)",
+            }[kind]
+            why = (
+                f"{layer_name}: {source} -> {self.names[t]} via {self.names[n]} "
+                f"(route {text}): {detail}"
+            )
+        return Finding(
+            kind,
+            why + consequence,
+            self.parsed.location(int(r.file[row]), int(r.line[row])),
+            layer,
+            source,
+            self.names[t] if t >= 0 else None,
+            path,
+            counts.get((table, s, t), 0),
+        )
+
+    def check_host_route(
+        self,
+        want: ExpectedAddress,
+        hosts: dict[str, Host],
+        host_routes: set[tuple[str, str, str | None]],
+    ) -> None:
+        host = hosts.get(want.owner)
+        if host is None:
+            return
+        switch = self.names[host.switch]
+        if switch not in self.parsed.host_route_switches:
+            return
+        if (switch, host.port, canonical_address(want.address)) in host_routes:
+            return
+        self.add(
+            Finding(
+                MISSING_HOST_ADDRESS,
+                f"{switch} has no host route to {want.owner}'s layer {want.layer} address "
+                f"{want.address.split('/')[0]} on {host.port}: the host is unreachable in "
+                "that layer",
+                self.switch_location(host.switch, "interfaces"),
+                want.layer,
+                switch,
+                want.owner,
+            )
+        )
+
+    def check_addresses(self) -> None:
+        parsed = self.parsed
+        configured: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
+        by_owner: dict[tuple[str, str], bool] = {}
+        for entry in parsed.switch_addresses + parsed.host_addresses:
+            canonical = canonical_interface(entry.address)
+            configured[(entry.owner, canonical)].append((entry.port, entry.file, entry.line))
+            by_owner[(entry.owner, canonical)] = True
+        expected_keys: set[tuple[str, str]] = set()
+        host_routes = {
+            (entry.owner, entry.port, canonical_address(entry.address))
+            for entry in parsed.host_routes
+        }
+        hosts = {h.name: h for h in self.fabric.hosts}
+        switches_with_hosts = {self.names[h.switch] for h in self.fabric.hosts}
+        for want in self.index.expected:
+            key = (want.owner, want.address)
+            expected_keys.add(key)
+            if want.role == "host":
+                self.result.host_addresses += 1
+                self.check_host_route(want, hosts, host_routes)
+                if want.owner not in parsed.host_file:
+                    continue  # host plans not read for this platform: nothing to compare
+                found = configured.get(key)
+                if not found:
+                    file = parsed.host_file[want.owner]
+                    self.add(
+                        Finding(
+                            MISSING_HOST_ADDRESS,
+                            f"host {want.owner} lacks its layer {want.layer} address "
+                            f"{want.address}: it is unreachable in that layer",
+                            parsed.location(file, 0),
+                            want.layer,
+                            destination=want.owner,
+                        )
+                    )
+                continue
+            if want.owner not in parsed.switch_file:
+                continue  # reported as a missing config
+            if want.role == "link" and self.index.encoding == "vlan":
+                continue  # VLAN encoding: links are L2 trunks, the plan's addresses go unused
+            if want.role == "gateway" and want.owner not in switches_with_hosts:
+                continue  # no host port to carry it: switches without hosts need no gateway
+            found = configured.get(key)
+            ports = {port for port, _, _ in found or []}
+            if found and (want.port is None or want.port in ports):
+                continue
+            what = {
+                "link": f"link {want.link} address {want.address} on port {want.port}",
+                "gateway": f"layer {want.layer} gateway {want.address}",
+                "loopback": f"loopback {want.address}",
+            }[want.role]
+            consequence = {
+                "link": ": routes via it cannot resolve their next hop",
+                "gateway": ": its hosts are unreachable in that layer",
+                "loopback": "",
+            }[want.role]
+            where = f" (found on {', '.join(sorted(ports))})" if found else ""
+            self.add(
+                Finding(
+                    MISSING_ADDRESS,
+                    f"{want.owner} lacks {what}{where}{consequence}",
+                    self.switch_location(self.fabric.switch_index[want.owner], "interfaces"),
+                    want.layer,
+                    want.owner,
+                )
+            )
+        for (owner, address), places in sorted(configured.items()):
+            if (owner, address) in expected_keys:
+                continue
+            for port, file, line in places:
+                self.add(
+                    Finding(
+                        UNEXPECTED_ADDRESS,
+                        f"{owner} port {port}: address {address} is not in the address plan",
+                        parsed.location(file, line),
+                        source=owner,
+                    )
+                )
+
+
+def check_forwarding(loaded: LoadedCompiled, parsed: ParsedConfigs) -> ForwardingCheck:
+    """Check one platform's rendered configs against `fabric.json`; findings say what is wrong
+    and where, and are empty when every layer forwards every pair correctly."""
+    started = time.perf_counter()
+    checker = _Checker(loaded, parsed)
+    checker.result.seconds["reference"] = time.perf_counter() - started
+    checker.check_inputs()
+    checker.check_routes()
+    started = time.perf_counter()
+    checker.check_addresses()
+    checker.result.seconds["addresses"] = time.perf_counter() - started
+    return checker.result

@@ -1,0 +1,328 @@
+"""Per-platform readers: routes and addresses back out of the rendered files, each with the
+file and line it came from.
+
+The readers understand exactly the statements fatpaths renders (see `templates/`); any other
+line is reported as unparsed rather than skipped, because a line the checker does not read is
+a line it cannot vouch for. Faults of omission are the checker's business, not the reader's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, TrunkLine
+
+PLATFORMS = ("frr", "sonic", "eos", "linux")
+LOOPBACK = "lo"
+
+# FRR statements rendered around the routes that carry nothing to check.
+_FRR_INERT = (
+    "frr defaults ",
+    "hostname ",
+    "service integrated-vtysh-config",
+    "ip forwarding",
+    "ipv6 forwarding",
+    "line vty",
+)
+# EOS statements that carry nothing the forwarding check needs (descriptions, VLAN names,
+# switchport modes, storm control, routing switches). Anything else must be understood.
+_EOS_INERT = (
+    "hostname ",
+    "vlan ",
+    "name ",
+    "description ",
+    "no switchport",
+    "switchport ",
+    "ipv6 enable",
+    "ip routing",
+    "ipv6 unicast-routing",
+    "spanning-tree ",
+    "storm-control ",
+    "end",
+)
+_SHELL_INERT = ("#", "set -e", "sysctl ", "ip link set ", "ip -6 neigh replace proxy ")
+
+
+def normalise_mac(text: str) -> str:
+    """`02fa.0000.0001` or `02:FA:00:00:00:01` -> `02fa00000001`."""
+    return "".join(c for c in text.lower() if c in "0123456789abcdef")
+
+
+def parse_vlan_list(text: str) -> frozenset[int] | None:
+    """EOS allowed-VLAN lists: `100-102,105` or `none`; None when it is neither."""
+    if text == "none":
+        return frozenset()
+    vlans: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return None
+        vlans.update(range(int(low), int(high or low) + 1))
+    return frozenset(vlans)
+
+
+def _lines(path: Path) -> Iterable[tuple[int, str]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            yield number, raw.strip()
+
+
+class _SwitchReader:
+    """Reads the files of one switch into `parsed`, translating interface names to ports."""
+
+    def __init__(
+        self, parsed: ParsedConfigs, out: Path, name: str, switch: int, ifnames: dict[str, str]
+    ) -> None:
+        self.parsed = parsed
+        self.out = out
+        self.name = name
+        self.switch = switch
+        self.ifnames = ifnames  # interface name as configured -> fabric port name
+        self.file = -1
+
+    def open(self, relative: str) -> Path:
+        self.file = self.parsed.file_index(relative)
+        return self.out / relative
+
+    def route(self, prefix: str, next_hop: str, line: int) -> None:
+        self.routes([prefix], [next_hop], [line])
+
+    def address(self, interface: str, address: str, line: int) -> None:
+        self.parsed.address_file[self.name] = self.file
+        port = self.ifnames.get(interface, interface)
+        self.parsed.switch_addresses.append(AddressLine(self.name, port, address, self.file, line))
+
+    def host_route(self, interface: str, address: str, line: int) -> None:
+        port = self.ifnames.get(interface, interface)
+        self.parsed.host_routes.append(AddressLine(self.name, port, address, self.file, line))
+
+    def mac_entry(self, vlan: int, mac: str, port: str, line: int) -> None:
+        macs = self.parsed.macs
+        macs.switch.append(self.switch)
+        macs.vlan.append(vlan)
+        macs.mac.append(normalise_mac(mac))
+        macs.port.append(port)
+        macs.file.append(self.file)
+        macs.line.append(line)
+
+    def unparsed(self, line: int, text: str) -> None:
+        self.parsed.unparsed.append((self.file, line, text))
+
+    # -- formats ---------------------------------------------------------------------------
+    def frr_routes(self, relative: str) -> None:
+        """`ip route PREFIX NEXTHOP` / `ipv6 route PREFIX NEXTHOP` (routes.j2)."""
+        path = self.open(relative)
+        self.parsed.switch_file[self.name] = self.file
+        prefixes: list[str] = []
+        hops: list[str] = []
+        lines: list[int] = []
+        # A large switch has n * Nr route lines: the loop stays free of calls it can avoid.
+        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            text = raw.strip()
+            if text.startswith(("ip route ", "ipv6 route ")):
+                parts = text.split()
+                if len(parts) == 4:
+                    prefixes.append(parts[2])
+                    hops.append(parts[3])
+                    lines.append(number)
+                    continue
+            elif not text or text[0] == "!" or text.startswith(_FRR_INERT):
+                continue
+            self.unparsed(number, text)
+        self.routes(prefixes, hops, lines)
+
+    def routes(self, prefixes: list[str], hops: list[str], lines: list[int]) -> None:
+        routes = self.parsed.routes
+        routes.prefix += prefixes
+        routes.next_hop += hops
+        routes.line += lines
+        routes.switch += [self.switch] * len(prefixes)
+        routes.file += [self.file] * len(prefixes)
+
+    def shell(self, relative: str, routes: bool) -> None:
+        """iproute2 scripts (interfaces_body.sh.j2, host_port.sh.j2, linux/switch.sh.j2)."""
+        path = self.open(relative)
+        self.parsed.address_file[self.name] = self.file
+        if routes:
+            self.parsed.switch_file[self.name] = self.file
+        prefixes: list[str] = []
+        hops: list[str] = []
+        lines: list[int] = []
+        for number, text in _lines(path):
+            if text.startswith("ip route replace ") and routes:
+                parts = text.split()
+                if len(parts) == 6 and parts[4] == "via":
+                    prefixes.append(parts[3])
+                    hops.append(parts[5])
+                    lines.append(number)
+                    continue
+            if not text or text.startswith(_SHELL_INERT):
+                continue
+            parts = text.split()
+            family = parts[1] == "-6" if len(parts) > 1 else False
+            words = parts[2:] if family else parts[1:]
+            if words[:2] == ["addr", "replace"] and len(words) >= 5 and words[3] == "dev":
+                self.address(words[4], words[2], number)
+                continue
+            if words[:2] == ["route", "replace"] and len(words) >= 5:
+                destination, rest = words[2], words[3:]
+                if rest[0] == "dev" and len(rest) == 2:
+                    self.host_route(rest[1], destination, number)
+                    continue
+                if routes and rest[0] == "via" and len(rest) == 2:
+                    self.route(destination, rest[1], number)  # ip -6 route replace
+                    continue
+                ecmp_hops = rest[2::3]
+                if (
+                    routes
+                    and rest[0::3] == ["nexthop"] * len(ecmp_hops)
+                    and rest[1::3] == ["via"] * len(ecmp_hops)
+                ):
+                    for hop in ecmp_hops:
+                        self.route(destination, hop, number)
+                    continue
+            self.unparsed(number, text)
+        self.routes(prefixes, hops, lines)
+
+    def eos(self, relative: str) -> None:
+        path = self.open(relative)
+        self.parsed.switch_file[self.name] = self.file
+        interface = ""
+        for number, text in _lines(path):
+            if text.startswith(("ip route ", "ipv6 route ")):
+                parts = text.split()
+                if len(parts) == 4:
+                    self.route(parts[2], parts[3], number)
+                    continue
+            elif text.startswith("interface "):
+                interface = text.split(None, 1)[1]
+                continue
+            elif text.startswith(("ip address ", "ipv6 address ")):
+                parts = text.split()
+                if interface and (len(parts) == 3 or parts[3:] == ["secondary"]):
+                    port = LOOPBACK if interface == "Loopback0" else interface
+                    self.address(port, parts[2], number)
+                    continue
+            elif text.startswith("mac address-table static "):
+                parts = text.split()
+                if (
+                    len(parts) == 8
+                    and parts[4] == "vlan"
+                    and parts[5].isdigit()
+                    and parts[6] == "interface"
+                ):
+                    self.mac_entry(int(parts[5]), parts[3], parts[7], number)
+                    continue
+            elif text.startswith("switchport trunk allowed vlan ") and interface:
+                vlans = parse_vlan_list(text.split()[-1])
+                if vlans is not None:
+                    self.parsed.trunks.append(
+                        TrunkLine(self.name, interface, vlans, self.file, number)
+                    )
+                    continue
+            elif not text or text.startswith("!") or text.startswith(_EOS_INERT):
+                if text == "!":
+                    interface = ""
+                continue
+            self.unparsed(number, text)
+
+    def config_db(self, relative: str) -> None:
+        """SONiC config_db.json: addresses are the `PORT|ADDRESS` keys of the interface tables;
+        the line is found by locating the key in the text (json keeps no positions)."""
+        path = self.open(relative)
+        self.parsed.address_file[self.name] = self.file
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.unparsed(exc.lineno, f"invalid JSON: {exc.msg}")
+            return
+        line_of = {}
+        for number, raw in enumerate(text.splitlines(), start=1):
+            stripped = raw.strip()
+            if stripped.startswith('"') and "|" in stripped:
+                line_of[stripped.split('"')[1]] = number
+        for table in ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE"):
+            for key in data.get(table, {}):
+                if "|" not in key:
+                    continue
+                interface, address = key.split("|", 1)
+                port = LOOPBACK if table == "LOOPBACK_INTERFACE" else interface
+                self.address(port, address, line_of.get(key, 0))
+
+
+def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
+    return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
+
+
+def _read_switch(
+    parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
+) -> bool:
+    name = loaded.fabric.switches[switch].name
+    kernel = platform in ("frr", "linux")
+    ifnames = _ifname_map(loaded, switch) if kernel else {}
+    reader = _SwitchReader(parsed, out, name, switch, ifnames)
+    if kernel:
+        parsed.host_route_switches.add(name)
+    base = f"configs/{platform}"
+    readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
+        "frr": [
+            (f"{base}/{name}/frr.conf", reader.frr_routes),
+            (f"{base}/{name}/interfaces.sh", lambda r: reader.shell(r, routes=False)),
+        ],
+        "linux": [(f"{base}/{name}.sh", lambda r: reader.shell(r, routes=True))],
+        "eos": [(f"{base}/{name}.cfg", reader.eos)],
+        "sonic": [
+            (f"{base}/{name}/frr.conf", reader.frr_routes),
+            (f"{base}/{name}/config_db.json", reader.config_db),
+        ],
+    }
+    files = readers[platform]
+    if not all((out / relative).is_file() for relative, _ in files):
+        return False
+    for relative, read in files:
+        read(relative)
+    return True
+
+
+def _read_hosts(parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled) -> None:
+    for host in loaded.fabric.hosts:
+        relative = f"hosts/{host.name}.sh"
+        if not (out / relative).is_file():
+            continue
+        file = parsed.file_index(relative)
+        parsed.host_file[host.name] = file
+        for number, text in _lines(out / relative):
+            parts = text.split()
+            words = parts[2:] if parts[1:2] == ["-6"] else parts[1:]
+            if words[:2] == ["addr", "replace"] and len(words) >= 3:
+                parsed.host_addresses.append(AddressLine(host.name, "eth0", words[2], file, number))
+
+
+def rendered_platforms(out: Path) -> list[str]:
+    return [p for p in PLATFORMS if (out / "configs" / p).is_dir()]
+
+
+def switch_platforms(loaded: LoadedCompiled, platform: str | None) -> dict[int, str]:
+    """Which platform's files to read for each switch: the given platform for all, else each
+    switch's inventory platform (a mixed fabric forwards across platforms)."""
+    if platform is not None:
+        return {s.index: platform for s in loaded.fabric.switches}
+    return {s.index: s.platform for s in loaded.fabric.switches}
+
+
+def read_configs(
+    loaded: LoadedCompiled, platform: str | None = None, label: str | None = None
+) -> ParsedConfigs:
+    """Read every switch's files (of `platform`, or each switch's own) and the host plans."""
+    out = loaded.directory
+    chosen = switch_platforms(loaded, platform)
+    parsed = ParsedConfigs(label or platform or "inventory platforms")
+    for switch, name in sorted(chosen.items()):
+        _read_switch(parsed, out, loaded, switch, name)
+    _read_hosts(parsed, out, loaded)
+    return parsed

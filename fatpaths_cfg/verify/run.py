@@ -1,0 +1,142 @@
+"""`fatpaths verify OUT` as a function: read the rendered configs of each platform back, check
+forwarding, analyse deadlock and propose PFC classes, optionally ask Batfish; in memory."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.verify.checker import ForwardingCheck, check_forwarding
+from fatpaths_cfg.verify.deadlock import find_cycle, is_acyclic, route_dependencies
+from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES, PfcPlan, assign_pfc_classes
+from fatpaths_cfg.verify.readers import PLATFORMS, read_configs, rendered_platforms
+
+
+@dataclass(frozen=True)
+class LayerDeadlock:
+    layer: int
+    dependencies: int
+    cycle_free: bool
+    cycle: list[str]  # a witness, as "sw1->sw2" channels, when the layer is cyclic
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "dependencies": self.dependencies,
+            "cycle_free": self.cycle_free,
+            "cycle": self.cycle,
+        }
+
+
+@dataclass
+class VerifyReport:
+    directory: Path
+    fabric: str
+    checks: list[ForwardingCheck] = field(default_factory=list)
+    deadlock: list[LayerDeadlock] = field(default_factory=list)
+    pfc: PfcPlan | None = None
+    require_lossless: bool = False
+    batfish: Any = None  # a batfish.BatfishResult when --batfish was given
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        lossless_ok = not self.require_lossless or (self.pfc is not None and self.pfc.feasible)
+        batfish_ok = self.batfish is None or self.batfish.ok
+        return all(c.ok for c in self.checks) and lossless_ok and batfish_ok
+
+
+def select_platforms(loaded: LoadedCompiled, asked: list[str] | None) -> list[str | None]:
+    """Platforms to verify: those asked for, else every rendered platform that covers the whole
+    fabric, else (a mixed fabric) each switch's inventory platform together (None)."""
+    out = loaded.directory
+    present = rendered_platforms(out)
+    if asked:
+        unknown = [p for p in asked if p not in PLATFORMS]
+        missing = [p for p in asked if p in PLATFORMS and p not in present]
+        if unknown or missing:
+            raise UserErrors.single(
+                "--platform",
+                "",
+                f"cannot verify {', '.join(unknown + missing)}: "
+                + ("unknown platform" if unknown else f"no configs/{missing[0]}/ in {out}"),
+                f"rendered here: {', '.join(present) or 'none'}",
+            )
+        return list(asked)
+    if not present:
+        raise UserErrors.single(
+            str(out / "configs"),
+            "",
+            "no rendered configs to verify",
+            "compile with a fatpaths that renders configs (`fatpaths compile INV -o OUT`)",
+        )
+    own = {s.platform for s in loaded.fabric.switches}
+    if len(own) > 1 and not any(_covers(loaded, p) for p in present):
+        return [None]
+    return [p for p in present if _covers(loaded, p)] or [None]
+
+
+def _covers(loaded: LoadedCompiled, platform: str) -> bool:
+    base = loaded.directory / "configs" / platform
+    return all(
+        (base / s.name).exists() or any(base.glob(f"{s.name}.*")) for s in loaded.fabric.switches
+    )
+
+
+def layer_dependencies(loaded: LoadedCompiled, check: ForwardingCheck) -> dict[int, np.ndarray]:
+    """Channel dependency graph of each layer's rendered routes. Only routes towards switches
+    with hosts carry traffic (fat-tree cores, OFT L1 have none), so only they can wait."""
+    nr = loaded.fabric.nr
+    endpoints = np.array([bool(h) for h in loaded.fabric.hosts_of_switch], dtype=bool)
+    deps = {}
+    for layer in sorted(check.triples):
+        triples = check.triples[layer]
+        kept = triples[endpoints[triples[:, 1]]]
+        deps[layer] = route_dependencies(nr, kept[:, 0], kept[:, 1], kept[:, 2])
+    return deps
+
+
+def layer_deadlock(loaded: LoadedCompiled, deps: dict[int, np.ndarray]) -> list[LayerDeadlock]:
+    names = [s.name for s in loaded.fabric.switches]
+    verdicts = []
+    for layer, edges in sorted(deps.items()):
+        free = is_acyclic(edges)
+        cycle = (
+            [] if free else [f"{names[a]}->{names[b]}" for a, b in find_cycle(edges, len(names))]
+        )
+        verdicts.append(LayerDeadlock(layer, len(edges), free, cycle))
+    return verdicts
+
+
+def verify_output(
+    directory: Path,
+    platforms: list[str] | None = None,
+    max_lossless_classes: int = DEFAULT_LOSSLESS_CLASSES,
+    require_lossless: bool = False,
+) -> VerifyReport:
+    """Everything `fatpaths verify` checks except Batfish. Raises UserErrors on bad input."""
+    started = time.perf_counter()
+    loaded = load_compiled(directory)
+    report = VerifyReport(directory, loaded.fabric.name, require_lossless=require_lossless)
+    report.seconds["load"] = time.perf_counter() - started
+    for platform in select_platforms(loaded, platforms):
+        started = time.perf_counter()
+        parsed = read_configs(loaded, platform)
+        read_seconds = time.perf_counter() - started
+        check = check_forwarding(loaded, parsed)
+        check.seconds["read"] = read_seconds
+        report.checks.append(check)
+    started = time.perf_counter()
+    # The CDG is a property of the routes, identical across platforms when all verify; the
+    # first platform's rendered routes stand for them.
+    deps = layer_dependencies(loaded, report.checks[0])
+    report.deadlock = layer_deadlock(loaded, deps)
+    report.pfc = assign_pfc_classes(deps, max_lossless_classes)
+    report.seconds["deadlock"] = time.perf_counter() - started
+    return report

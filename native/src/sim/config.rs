@@ -1,0 +1,92 @@
+//! Run parameters shared by the engine and the transports.
+
+use super::events::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// Receiver-driven NDP: full first window, trimming switches, paced pulls.
+    Ndp,
+    /// TCP NewReno over tail-drop queues.
+    Tcp,
+    /// DCTCP: NewReno plus ECN-proportional window reduction.
+    Dctcp,
+}
+
+impl Transport {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "ndp" => Some(Transport::Ndp),
+            "tcp" => Some(Transport::Tcp),
+            "dctcp" => Some(Transport::Dctcp),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadBalancing {
+    /// One path per flow: switches hash the flow over equal-cost next hops (layer 1).
+    Ecmp,
+    /// A fresh random next hop at every switch for every packet (layer 1).
+    Spray,
+    /// A fresh random path per flowlet (layer 1).
+    LetFlow,
+    /// The source picks a layer per flowlet; NDP receivers ask for another layer on trims.
+    FatPaths,
+}
+
+impl LoadBalancing {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "ecmp" => Some(LoadBalancing::Ecmp),
+            "spray" => Some(LoadBalancing::Spray),
+            "letflow" => Some(LoadBalancing::LetFlow),
+            "fatpaths" => Some(LoadBalancing::FatPaths),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub transport: Transport,
+    pub load_balancing: LoadBalancing,
+    /// Payload bytes of a full data packet (htsim's `-mtu`).
+    pub mtu: u32,
+    /// Header bytes on the wire; also the size of ACK, NACK, PULL and trimmed headers.
+    pub header: u32,
+    /// Switch output queue capacity, in MTU-sized packets.
+    pub queue_packets: u32,
+    /// ECN marking threshold in packets queued (DCTCP); 0 disables marking.
+    pub ecn_threshold_packets: u32,
+    /// Initial window in packets (NDP's first full-rate window, TCP's initial cwnd).
+    pub initial_window: u32,
+    /// Minimum retransmission timeout.
+    pub min_rto: Time,
+    /// Idle gap that starts a new flowlet (LetFlow, FatPaths).
+    pub flowlet_gap: Time,
+    /// NDP pull pacing as a fraction of the receiver's NIC rate.
+    pub pull_rate: f64,
+    /// Layers FatPaths may pick from (indices; layer 0 is the minimal layer).
+    pub fatpaths_layers: Vec<u8>,
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            transport: Transport::Ndp,
+            load_balancing: LoadBalancing::Spray,
+            mtu: 9000,
+            header: 64,
+            queue_packets: 8,
+            ecn_threshold_packets: 0,
+            initial_window: 8,
+            min_rto: 1_000_000_000,
+            flowlet_gap: 50_000_000,
+            pull_rate: 0.99,
+            fatpaths_layers: vec![0],
+            seed: 1,
+        }
+    }
+}

@@ -1,0 +1,681 @@
+//! The engine: packets, flows, output queues, forwarding and event dispatch.
+//!
+//! Packets live in an arena and move around as u32 indices; queues are ring buffers of those
+//! indices. A port schedules a `TxDone` only while it has a backlog: a packet that finds its
+//! port idle is put on the wire at once, which halves the events on lightly loaded links.
+
+use std::collections::VecDeque;
+
+use super::config::{LoadBalancing, SimConfig, Transport};
+use super::events::{EventKind, EventQueue, Time};
+use super::ndp::NdpState;
+use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec};
+use super::random::SimRng;
+use super::tcp::TcpState;
+
+pub const NO_TIME: Time = u64::MAX;
+
+/// How many events ahead `prefetch_ahead` looks; about one cache-miss latency of work.
+const PREFETCH_DISTANCE: usize = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PacketKind {
+    Data,
+    Ack,
+    Nack,
+    Pull,
+}
+
+pub mod flags {
+    /// Payload cut off by a full queue; only the header travels on.
+    pub const TRIMMED: u8 = 1;
+    /// Congestion experienced: set by a switch queue above the ECN threshold.
+    pub const ECN_CE: u8 = 2;
+    /// ECN echo on an ACK.
+    pub const ECE: u8 = 4;
+    /// An NDP ACK or NACK that also carries a pull.
+    pub const PULL: u8 = 8;
+    /// An NDP NACK asking the source to move the flow to another layer (FatPaths).
+    pub const NEW_LAYER: u8 = 16;
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// When the source sent the data packet (echoed on ACKs for RTT estimation).
+    pub sent_at: Time,
+    pub flow: u32,
+    /// Packet number within the flow.
+    pub seq: u32,
+    /// NDP: cumulative pull number. TCP ACK: cumulative ACK (next packet expected).
+    pub aux: u32,
+    /// Per-switch hashing input that selects among equal-cost next hops.
+    pub entropy: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Bytes on the wire.
+    pub size: u32,
+    pub kind: PacketKind,
+    pub flags: u8,
+    pub layer: u8,
+}
+
+/// A queue entry carries the packet's size so that serving a queue never has to touch the
+/// packet itself (the arena is large and cold; the queue's ring buffer is hot).
+#[derive(Clone, Copy, Debug)]
+pub struct Queued {
+    pub pkt: u32,
+    pub size: u32,
+}
+
+#[derive(Default)]
+pub struct PortState {
+    /// Data packets.
+    pub low: VecDeque<Queued>,
+    /// NDP control packets and trimmed headers, served first.
+    pub high: VecDeque<Queued>,
+    pub low_bytes: u64,
+    pub high_bytes: u64,
+    pub busy_until: Time,
+    pub wake_pending: bool,
+}
+
+/// A flow's description, its path-choice state and its outcome.
+#[derive(Clone, Debug)]
+pub struct FlowRecord {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: Time,
+    pub n_packets: u32,
+    pub last_payload: u32,
+    /// When the receiver held every byte.
+    pub finish: Time,
+    /// When the sender learnt that every byte was acknowledged.
+    pub sender_done: Time,
+    pub trims: u32,
+    pub drops: u32,
+    pub retransmits: u32,
+    pub packets_sent: u32,
+    /// Unique payload bytes the receiver holds.
+    pub delivered: u64,
+    pub layers_used: u64,
+    pub layer: u8,
+    pub entropy: u32,
+    pub spray_cursor: u32,
+    pub spray_deck: [u8; SPRAY_DECK],
+    pub last_send: Time,
+}
+
+/// Entropy values a spraying flow cycles through before reshuffling.
+pub const SPRAY_DECK: usize = 64;
+
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub events: u64,
+    pub data_packets_sent: u64,
+    pub control_packets_sent: u64,
+    pub payload_injected: u64,
+    pub payload_delivered: u64,
+    pub payload_duplicate: u64,
+    pub payload_trimmed: u64,
+    pub payload_dropped: u64,
+    pub trims: u64,
+    pub data_drops: u64,
+    pub header_drops: u64,
+    pub control_drops: u64,
+    pub unroutable: u64,
+    pub ecn_marks: u64,
+    pub layer_changes: u64,
+    pub timeouts: u64,
+    pub flows_started: u64,
+    pub flows_finished: u64,
+}
+
+pub struct Simulator {
+    pub cfg: SimConfig,
+    pub nr: u32,
+    n_links: u32,
+    pub host_switch: Vec<u32>,
+    pub ports: Vec<PortSpec>,
+    pub port_state: Vec<PortState>,
+    pub fib: ForwardingTable,
+    queue_cap_bytes: u64,
+    trimming: bool,
+    pub packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    pub flows: Vec<FlowRecord>,
+    pub events: EventQueue,
+    pub now: Time,
+    pub rng: SimRng,
+    pub counters: Counters,
+    pub ndp: NdpState,
+    pub tcp: TcpState,
+    /// Started flows whose sender has not finished; scanned for retransmission timeouts.
+    active: Vec<u32>,
+    rto_scan_pending: bool,
+}
+
+/// One flow of the workload.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: Time,
+}
+
+#[inline]
+fn hash32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7FEB_352D);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846C_A68B);
+    x ^ (x >> 16)
+}
+
+impl Simulator {
+    pub fn new(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Result<Self, String> {
+        spec.validate()?;
+        if cfg.mtu == 0 || cfg.header == 0 {
+            return Err("mtu and header must be positive".into());
+        }
+        if cfg
+            .fatpaths_layers
+            .iter()
+            .any(|&l| l as usize >= spec.n_layers())
+            || cfg.fatpaths_layers.is_empty()
+        {
+            return Err(format!(
+                "fatpaths_layers must be a non-empty subset of 0..{}",
+                spec.n_layers()
+            ));
+        }
+        let n_hosts = spec.n_hosts() as u32;
+        let mut records = Vec::with_capacity(flows.len());
+        for (i, f) in flows.iter().enumerate() {
+            if f.src >= n_hosts || f.dst >= n_hosts || f.src == f.dst {
+                return Err(format!(
+                    "flow {i}: hosts ({}, {}) invalid for {n_hosts} hosts",
+                    f.src, f.dst
+                ));
+            }
+            let size = f.size.max(1);
+            let n_packets = size.div_ceil(cfg.mtu as u64);
+            if n_packets > u32::MAX as u64 / 2 {
+                return Err(format!("flow {i}: {size} bytes is too large"));
+            }
+            records.push(FlowRecord {
+                src: f.src,
+                dst: f.dst,
+                size,
+                start: f.start,
+                n_packets: n_packets as u32,
+                last_payload: (size - (n_packets - 1) * cfg.mtu as u64) as u32,
+                finish: NO_TIME,
+                sender_done: NO_TIME,
+                trims: 0,
+                drops: 0,
+                retransmits: 0,
+                packets_sent: 0,
+                delivered: 0,
+                layers_used: 0,
+                layer: 0,
+                entropy: hash32(i as u32 ^ hash32(cfg.seed as u32 ^ (cfg.seed >> 32) as u32)),
+                spray_cursor: 0,
+                spray_deck: std::array::from_fn(|i| i as u8),
+                last_send: NO_TIME,
+            });
+        }
+        let ports = build_ports(spec);
+        let port_state = (0..ports.len()).map(|_| PortState::default()).collect();
+        let mut events = EventQueue::new();
+        for (i, f) in records.iter().enumerate() {
+            events.push(f.start, EventKind::FlowStart, i as u32, 0);
+        }
+        let n_flows = records.len();
+        Ok(Simulator {
+            queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
+            trimming: cfg.transport == Transport::Ndp,
+            rng: SimRng::new(cfg.seed),
+            ndp: NdpState::new(n_flows, spec.n_hosts()),
+            tcp: TcpState::new(if cfg.transport == Transport::Ndp {
+                0
+            } else {
+                n_flows
+            }),
+            cfg,
+            nr: spec.n_switches as u32,
+            n_links: spec.n_links() as u32,
+            host_switch: spec.host_switch.clone(),
+            fib: ForwardingTable::build(spec),
+            ports,
+            port_state,
+            packets: Vec::with_capacity(1 << 16),
+            free_packets: Vec::new(),
+            flows: records,
+            events,
+            now: 0,
+            counters: Counters::default(),
+            active: Vec::new(),
+            rto_scan_pending: false,
+        })
+    }
+
+    /// Runs every event up to and including `horizon`; returns whether events remain.
+    pub fn run_until(&mut self, horizon: Time) -> bool {
+        while let Some(t) = self.events.peek_time() {
+            if t > horizon {
+                self.now = self.now.max(horizon);
+                return true;
+            }
+            let ev = self.events.pop().expect("peeked");
+            self.prefetch_ahead();
+            self.now = ev.time;
+            self.counters.events += 1;
+            match ev.kind() {
+                EventKind::Arrive => self.arrive(ev.a, ev.b),
+                EventKind::TxDone => self.tx_done(ev.a),
+                EventKind::PacerTick => self.ndp_pacer_tick(ev.a),
+                EventKind::FlowStart => self.start_flow(ev.a),
+                EventKind::RtoScan => self.rto_scan(),
+            }
+        }
+        false
+    }
+
+    /// Starts loading what an event a few places ahead will touch (its packet or its port):
+    /// the arena and port tables are far larger than the caches, and the calendar queue's
+    /// current bucket already knows which events come next.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(ev) = self.events.peek_ahead(PREFETCH_DISTANCE) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let ptr = match ev.kind() {
+                EventKind::Arrive => self.packets.as_ptr().wrapping_add(ev.a as usize) as *const i8,
+                EventKind::TxDone => {
+                    self.port_state.as_ptr().wrapping_add(ev.a as usize) as *const i8
+                }
+                _ => return,
+            };
+            // SAFETY: prefetching is a hint and never faults, even for an address out of range.
+            unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
+        }
+    }
+
+    // ---- packets -------------------------------------------------------------------------
+
+    #[inline]
+    pub fn alloc_packet(&mut self, p: Packet) -> u32 {
+        match self.free_packets.pop() {
+            Some(i) => {
+                self.packets[i as usize] = p;
+                i
+            }
+            None => {
+                self.packets.push(p);
+                (self.packets.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub fn free_packet(&mut self, i: u32) {
+        self.free_packets.push(i);
+    }
+
+    #[inline]
+    pub fn payload_of(&self, p: &Packet) -> u64 {
+        (p.size - self.cfg.header) as u64
+    }
+
+    /// Payload bytes of data packet `seq` of flow `f`.
+    #[inline]
+    pub fn payload_bytes(&self, f: usize, seq: u32) -> u32 {
+        let fl = &self.flows[f];
+        if seq + 1 == fl.n_packets {
+            fl.last_payload
+        } else {
+            self.cfg.mtu
+        }
+    }
+
+    /// Payload bytes of data packets still inside the network (queued or on a wire).
+    pub fn payload_in_network(&self) -> u64 {
+        let mut free = vec![false; self.packets.len()];
+        for &i in &self.free_packets {
+            free[i as usize] = true;
+        }
+        self.packets
+            .iter()
+            .zip(free)
+            .filter(|(p, f)| !f && p.kind == PacketKind::Data)
+            .map(|(p, _)| self.payload_of(p))
+            .sum()
+    }
+
+    // ---- hosts ---------------------------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn host_nic_port(&self, host: u32) -> u32 {
+        2 * self.n_links + 2 * host
+    }
+
+    #[inline]
+    fn host_facing_port(&self, host: u32) -> u32 {
+        2 * self.n_links + 2 * host + 1
+    }
+
+    /// Hands a packet to the source host's NIC.
+    pub fn send_from_host(&mut self, host: u32, pkt: u32) {
+        let p = self.packets[pkt as usize];
+        if p.kind == PacketKind::Data {
+            self.counters.data_packets_sent += 1;
+            self.counters.payload_injected += self.payload_of(&p);
+        } else {
+            self.counters.control_packets_sent += 1;
+        }
+        self.enqueue(self.host_nic_port(host), pkt);
+    }
+
+    /// Layer and entropy for the next data packet of flow `f`; starts flowlets.
+    pub fn data_path(&mut self, f: usize) -> (u8, u32) {
+        let now = self.now;
+        let gap = self.cfg.flowlet_gap;
+        let lb = self.cfg.load_balancing;
+        let fl = &mut self.flows[f];
+        let new_flowlet = fl.last_send == NO_TIME || now.saturating_sub(fl.last_send) > gap;
+        fl.last_send = now;
+        let chosen = match lb {
+            LoadBalancing::Ecmp => (0, fl.entropy),
+            LoadBalancing::Spray => {
+                // Packets draw their low entropy digits from a per-flow deck reshuffled every
+                // SPRAY_DECK packets: short-term balanced over the first hops' equal-cost
+                // choices yet random, like htsim's `-strat perm` path permutations. Higher
+                // digits (fabrics with more paths than the deck) are plain random.
+                let at = (fl.spray_cursor % SPRAY_DECK as u32) as usize;
+                if at == 0 {
+                    for i in (1..SPRAY_DECK).rev() {
+                        let j = self.rng.below(i as u32 + 1) as usize;
+                        fl.spray_deck.swap(i, j);
+                    }
+                }
+                fl.spray_cursor = fl.spray_cursor.wrapping_add(1);
+                let high = self.rng.next_u32() / SPRAY_DECK as u32;
+                (0, fl.spray_deck[at] as u32 + SPRAY_DECK as u32 * high)
+            }
+            LoadBalancing::LetFlow => {
+                if new_flowlet {
+                    fl.entropy = self.rng.next_u32();
+                }
+                (0, fl.entropy)
+            }
+            LoadBalancing::FatPaths => {
+                if new_flowlet {
+                    let layers = &self.cfg.fatpaths_layers;
+                    fl.layer = layers[self.rng.below(layers.len() as u32) as usize];
+                    fl.entropy = self.rng.next_u32();
+                }
+                (fl.layer, fl.entropy)
+            }
+        };
+        fl.layers_used |= 1u64 << (chosen.0 as u32).min(63);
+        chosen
+    }
+
+    /// Layer and entropy for feedback travelling back to the source of flow `f`.
+    pub fn feedback_path(&mut self, f: usize, data_layer: u8) -> (u8, u32) {
+        match self.cfg.load_balancing {
+            LoadBalancing::Spray => (data_layer, self.rng.next_u32()),
+            _ => (data_layer, hash32(self.flows[f].entropy ^ 0xFEED_BACC)),
+        }
+    }
+
+    /// FatPaths reaction to congestion on the current layer: move the flow to another one.
+    pub fn change_layer(&mut self, f: usize) {
+        let layers = &self.cfg.fatpaths_layers;
+        if layers.len() < 2 {
+            return;
+        }
+        let current = self.flows[f].layer;
+        let mut pick = layers[self.rng.below(layers.len() as u32 - 1) as usize];
+        if pick == current {
+            pick = *layers.last().expect("non-empty");
+        }
+        self.flows[f].layer = pick;
+        self.flows[f].entropy = self.rng.next_u32();
+        self.counters.layer_changes += 1;
+    }
+
+    // ---- switching -----------------------------------------------------------------------
+
+    fn arrive(&mut self, pkt: u32, port: u32) {
+        let node = self.ports[port as usize].to;
+        if node >= self.nr {
+            self.deliver(pkt);
+        } else {
+            self.forward(pkt, node);
+        }
+    }
+
+    fn deliver(&mut self, pkt: u32) {
+        let p = self.packets[pkt as usize];
+        match (self.cfg.transport, p.kind) {
+            (Transport::Ndp, PacketKind::Data) => self.ndp_on_data(pkt),
+            (Transport::Ndp, _) => self.ndp_on_feedback(pkt),
+            (_, PacketKind::Data) => self.tcp_on_data(pkt),
+            (_, _) => self.tcp_on_ack(pkt),
+        }
+    }
+
+    fn forward(&mut self, pkt: u32, switch: u32) {
+        let p = self.packets[pkt as usize];
+        let target = self.host_switch[p.dst as usize];
+        let out = if target == switch {
+            self.host_facing_port(p.dst)
+        } else {
+            let cands = self
+                .fib
+                .candidates(p.layer as usize, switch as usize, target as usize);
+            match cands.len() {
+                0 => {
+                    self.counters.unroutable += 1;
+                    self.lose(pkt);
+                    return;
+                }
+                1 => cands[0],
+                n => {
+                    // Mixed-radix walk: each multi-way switch consumes one digit of the entropy,
+                    // so a counter as entropy enumerates every combination of choices (all
+                    // equal-cost paths) and a constant one pins a single path.
+                    let n = n as u32;
+                    let pick = cands[(p.entropy % n) as usize];
+                    self.packets[pkt as usize].entropy = p.entropy / n;
+                    pick
+                }
+            }
+        };
+        self.enqueue(out, pkt);
+    }
+
+    /// Accounts for a packet that leaves the network without being delivered.
+    fn lose(&mut self, pkt: u32) {
+        let p = self.packets[pkt as usize];
+        match p.kind {
+            PacketKind::Data if p.flags & flags::TRIMMED != 0 => self.counters.header_drops += 1,
+            PacketKind::Data => {
+                self.counters.data_drops += 1;
+                self.counters.payload_dropped += self.payload_of(&p);
+            }
+            _ => self.counters.control_drops += 1,
+        }
+        self.flows[p.flow as usize].drops += 1;
+        self.free_packet(pkt);
+    }
+
+    fn trim(&mut self, pkt: u32) {
+        let header = self.cfg.header;
+        let p = &mut self.packets[pkt as usize];
+        let payload = (p.size - header) as u64;
+        p.size = header;
+        p.flags |= flags::TRIMMED;
+        let flow = p.flow as usize;
+        self.counters.trims += 1;
+        self.counters.payload_trimmed += payload;
+        self.flows[flow].trims += 1;
+    }
+
+    fn enqueue(&mut self, port: u32, pkt: u32) {
+        let now = self.now;
+        let p = self.packets[pkt as usize];
+        let entry = Queued { pkt, size: p.size };
+        let ps = &self.port_state[port as usize];
+        if ps.busy_until <= now && ps.low.is_empty() && ps.high.is_empty() {
+            self.transmit(port, entry);
+            return;
+        }
+        let is_nic = port >= 2 * self.n_links && (port - 2 * self.n_links).is_multiple_of(2);
+        let urgent = self.trimming && (p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0);
+        if urgent {
+            self.push_high(port, entry, is_nic);
+        } else if is_nic {
+            let ps = &mut self.port_state[port as usize];
+            ps.low.push_back(entry);
+            ps.low_bytes += p.size as u64;
+        } else if self.port_state[port as usize].low_bytes + p.size as u64 <= self.queue_cap_bytes {
+            let mark = self.cfg.ecn_threshold_packets > 0
+                && self.port_state[port as usize].low.len()
+                    >= self.cfg.ecn_threshold_packets as usize;
+            if mark {
+                self.packets[pkt as usize].flags |= flags::ECN_CE;
+                self.counters.ecn_marks += 1;
+            }
+            let ps = &mut self.port_state[port as usize];
+            ps.low.push_back(entry);
+            ps.low_bytes += p.size as u64;
+        } else if self.trimming {
+            // As in NDP switches: trim the arrival or, half of the time, the newest queued
+            // packet, so that no flow is systematically the one that loses its payload.
+            let victim = if self.rng.coin() {
+                let ps = &mut self.port_state[port as usize];
+                match ps.low.pop_back() {
+                    Some(v) => {
+                        ps.low_bytes -= v.size as u64;
+                        ps.low.push_back(entry);
+                        ps.low_bytes += p.size as u64;
+                        v.pkt
+                    }
+                    None => pkt,
+                }
+            } else {
+                pkt
+            };
+            self.trim(victim);
+            let header = Queued {
+                pkt: victim,
+                size: self.cfg.header,
+            };
+            self.push_high(port, header, false);
+        } else {
+            self.lose(pkt);
+            return;
+        }
+        let ps = &mut self.port_state[port as usize];
+        if !ps.wake_pending {
+            ps.wake_pending = true;
+            let at = ps.busy_until.max(now);
+            self.events.push(at, EventKind::TxDone, port, 0);
+        }
+    }
+
+    fn push_high(&mut self, port: u32, entry: Queued, unbounded: bool) {
+        let size = entry.size as u64;
+        let ps = &mut self.port_state[port as usize];
+        if !unbounded && ps.high_bytes + size > 2 * self.queue_cap_bytes {
+            self.lose(entry.pkt);
+            return;
+        }
+        ps.high.push_back(entry);
+        ps.high_bytes += size;
+    }
+
+    #[inline]
+    fn transmit(&mut self, port: u32, entry: Queued) {
+        let spec = self.ports[port as usize];
+        let ser = spec.serialisation(entry.size);
+        let pkt = entry.pkt;
+        let done = self.now + ser;
+        self.port_state[port as usize].busy_until = done;
+        self.events
+            .push(done + spec.latency, EventKind::Arrive, pkt, port);
+    }
+
+    fn tx_done(&mut self, port: u32) {
+        let ps = &mut self.port_state[port as usize];
+        ps.wake_pending = false;
+        let next = if let Some(e) = ps.high.pop_front() {
+            ps.high_bytes -= e.size as u64;
+            e
+        } else if let Some(e) = ps.low.pop_front() {
+            ps.low_bytes -= e.size as u64;
+            e
+        } else {
+            return;
+        };
+        self.transmit(port, next);
+        let ps = &mut self.port_state[port as usize];
+        if !(ps.low.is_empty() && ps.high.is_empty()) {
+            ps.wake_pending = true;
+            self.events.push(ps.busy_until, EventKind::TxDone, port, 0);
+        }
+    }
+
+    // ---- flows ---------------------------------------------------------------------------
+
+    fn start_flow(&mut self, f: u32) {
+        self.counters.flows_started += 1;
+        self.active.push(f);
+        if !self.rto_scan_pending {
+            self.rto_scan_pending = true;
+            self.events
+                .push(self.now + self.rto_scan_period(), EventKind::RtoScan, 0, 0);
+        }
+        match self.cfg.transport {
+            Transport::Ndp => self.ndp_start(f as usize),
+            Transport::Tcp | Transport::Dctcp => self.tcp_start(f as usize),
+        }
+    }
+
+    pub fn flow_finished_at_receiver(&mut self, f: usize) {
+        if self.flows[f].finish == NO_TIME {
+            self.flows[f].finish = self.now;
+            self.counters.flows_finished += 1;
+        }
+    }
+
+    fn rto_scan_period(&self) -> Time {
+        (self.cfg.min_rto / 4).max(1)
+    }
+
+    fn rto_scan(&mut self) {
+        let mut active = std::mem::take(&mut self.active);
+        active.retain(|&f| self.flows[f as usize].sender_done == NO_TIME);
+        for &f in &active {
+            match self.cfg.transport {
+                Transport::Ndp => self.ndp_check_timeout(f as usize),
+                Transport::Tcp | Transport::Dctcp => self.tcp_check_timeout(f as usize),
+            }
+        }
+        active.retain(|&f| self.flows[f as usize].sender_done == NO_TIME);
+        // Flows may have started during the scan; keep both.
+        active.append(&mut self.active);
+        self.active = active;
+        if self.active.is_empty() {
+            self.rto_scan_pending = false;
+        } else {
+            self.events
+                .push(self.now + self.rto_scan_period(), EventKind::RtoScan, 0, 0);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Packet-level discrete-event simulator of a layered fabric (the engine behind
+//! `fatpaths simulate`).
+//!
+//! The model follows htsim's level of abstraction: hosts with a NIC, per-port output queues on
+//! switches, links with a rate and a latency, store-and-forward switching, time in integer
+//! picoseconds. Forwarding is per destination switch and per layer, read from the same tables
+//! that `fatpaths compile` writes, so a simulated packet takes exactly the paths a real switch
+//! would.
+//!
+//! Layout: `events` (the event queue), `network` (ports and forwarding candidates), `engine`
+//! (packets, flows, queues and dispatch), `ndp` and `tcp` (transports, TCP covering NewReno and
+//! DCTCP), `python` (the small PyO3 surface).
+
+pub mod config;
+pub mod engine;
+pub mod events;
+pub mod ndp;
+pub mod network;
+pub mod python;
+pub mod random;
+pub mod tcp;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,234 @@
+//! The simulated network: ports (one per link direction and per host attachment) and the
+//! per-layer forwarding candidates every switch chooses among.
+//!
+//! Node ids: switches are `0..n_switches`, host `h` is node `n_switches + h`. Port ids: link `e`
+//! gives port `2e` (a -> b) and `2e + 1` (b -> a); host `h` gives its NIC `2E + 2h` (host ->
+//! switch) and the switch's host-facing port `2E + 2h + 1`.
+
+use rayon::prelude::*;
+
+use super::events::Time;
+
+pub const UNREACHABLE: u8 = u8::MAX;
+
+/// Everything the simulator needs to know about the fabric and its compiled routing.
+#[derive(Clone, Debug, Default)]
+pub struct NetworkSpec {
+    pub n_switches: usize,
+    /// The switch each host is attached to.
+    pub host_switch: Vec<u32>,
+    pub host_gbps: Vec<f64>,
+    pub host_latency: Time,
+    pub link_a: Vec<u32>,
+    pub link_b: Vec<u32>,
+    pub link_gbps: Vec<f64>,
+    pub link_latency: Time,
+    /// `layer_links[l * E + e] != 0` when link `e` belongs to layer `l`.
+    pub layer_links: Vec<u8>,
+    /// `dist[(l * Nr + s) * Nr + t]`: hops from switch s to switch t inside layer l.
+    pub dist: Vec<u8>,
+    /// `next_hop[(l * Nr + s) * Nr + t]`: the compiled next switch (-1 at s == t).
+    pub next_hop: Vec<i32>,
+    /// Per layer: spread over all equal-cost next hops (true) or use the compiled one.
+    pub multipath: Vec<bool>,
+}
+
+impl NetworkSpec {
+    pub fn n_hosts(&self) -> usize {
+        self.host_switch.len()
+    }
+
+    pub fn n_links(&self) -> usize {
+        self.link_a.len()
+    }
+
+    pub fn n_layers(&self) -> usize {
+        self.multipath.len()
+    }
+
+    /// Checks shapes and index ranges; returns a message naming the first inconsistency.
+    pub fn validate(&self) -> Result<(), String> {
+        let nr = self.n_switches;
+        let e = self.n_links();
+        let l = self.n_layers();
+        if l == 0 {
+            return Err("the network has no layers".into());
+        }
+        if self.link_b.len() != e || self.link_gbps.len() != e {
+            return Err("link arrays differ in length".into());
+        }
+        if self.host_gbps.len() != self.n_hosts() {
+            return Err("host_gbps needs one rate per host".into());
+        }
+        if self.layer_links.len() != l * e {
+            return Err(format!("layer_links must be {l} x {e}"));
+        }
+        if self.dist.len() != l * nr * nr || self.next_hop.len() != l * nr * nr {
+            return Err(format!("dist and next_hop must be {l} x {nr} x {nr}"));
+        }
+        for (i, (&a, &b)) in self.link_a.iter().zip(&self.link_b).enumerate() {
+            if a as usize >= nr || b as usize >= nr || a == b {
+                return Err(format!(
+                    "link {i} joins switches ({a}, {b}) outside 0..{nr} or a loop"
+                ));
+            }
+        }
+        if let Some(h) = self.host_switch.iter().position(|&s| s as usize >= nr) {
+            return Err(format!("host {h} is attached to a switch outside 0..{nr}"));
+        }
+        if self
+            .link_gbps
+            .iter()
+            .chain(&self.host_gbps)
+            .any(|&g| g.is_nan() || g <= 0.0)
+        {
+            return Err("link and host rates must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PortSpec {
+    /// Node at the far end.
+    pub to: u32,
+    pub rate_mbps: u64,
+    pub latency: Time,
+}
+
+impl PortSpec {
+    /// Serialisation time of `bytes` at this port's rate, rounded to the nearest picosecond.
+    #[inline]
+    pub fn serialisation(&self, bytes: u32) -> Time {
+        (bytes as u64 * 8_000_000 + self.rate_mbps / 2) / self.rate_mbps
+    }
+}
+
+pub fn gbps_to_mbps(gbps: f64) -> u64 {
+    ((gbps * 1000.0).round() as u64).max(1)
+}
+
+pub fn build_ports(spec: &NetworkSpec) -> Vec<PortSpec> {
+    let nr = spec.n_switches as u32;
+    let mut ports = Vec::with_capacity(2 * spec.n_links() + 2 * spec.n_hosts());
+    for e in 0..spec.n_links() {
+        let rate_mbps = gbps_to_mbps(spec.link_gbps[e]);
+        let latency = spec.link_latency;
+        ports.push(PortSpec {
+            to: spec.link_b[e],
+            rate_mbps,
+            latency,
+        });
+        ports.push(PortSpec {
+            to: spec.link_a[e],
+            rate_mbps,
+            latency,
+        });
+    }
+    for (h, &sw) in spec.host_switch.iter().enumerate() {
+        let rate_mbps = gbps_to_mbps(spec.host_gbps[h]);
+        let latency = spec.host_latency;
+        ports.push(PortSpec {
+            to: sw,
+            rate_mbps,
+            latency,
+        });
+        ports.push(PortSpec {
+            to: nr + h as u32,
+            rate_mbps,
+            latency,
+        });
+    }
+    ports
+}
+
+/// Per (layer, switch, destination switch) the output ports a packet may take, in CSR form.
+pub struct ForwardingTable {
+    nr: usize,
+    offsets: Vec<u32>,
+    ports: Vec<u32>,
+}
+
+impl ForwardingTable {
+    pub fn build(spec: &NetworkSpec) -> Self {
+        let nr = spec.n_switches;
+        let e_count = spec.n_links();
+        // Switch-facing ports of every switch with the link they use.
+        let mut attached: Vec<Vec<(u32, u32, usize)>> = vec![Vec::new(); nr];
+        for e in 0..e_count {
+            let (a, b) = (spec.link_a[e], spec.link_b[e]);
+            attached[a as usize].push((b, 2 * e as u32, e));
+            attached[b as usize].push((a, 2 * e as u32 + 1, e));
+        }
+        let rows: Vec<(Vec<u32>, Vec<u32>)> = (0..spec.n_layers() * nr)
+            .into_par_iter()
+            .map(|row| {
+                let (layer, s) = (row / nr, row % nr);
+                let in_layer: Vec<(u32, u32)> = attached[s]
+                    .iter()
+                    .filter(|&&(_, _, e)| spec.layer_links[layer * e_count + e] != 0)
+                    .map(|&(n, p, _)| (n, p))
+                    .collect();
+                let base = (layer * nr + s) * nr;
+                let mut counts = vec![0u32; nr];
+                let mut ports = Vec::new();
+                for (t, count) in counts.iter_mut().enumerate() {
+                    let d = spec.dist[base + t];
+                    if t == s || d == UNREACHABLE {
+                        continue;
+                    }
+                    let before = ports.len();
+                    if spec.multipath[layer] {
+                        let layer_base = layer * nr * nr;
+                        for &(n, p) in &in_layer {
+                            if spec.dist[layer_base + n as usize * nr + t] as u16 + 1 == d as u16 {
+                                ports.push(p);
+                            }
+                        }
+                    } else {
+                        let nh = spec.next_hop[base + t];
+                        // A compiled next hop whose link is missing from the layer's list still
+                        // has to be honoured: the switch would forward over any link to it.
+                        let port = in_layer
+                            .iter()
+                            .find(|&&(n, _)| n as i32 == nh)
+                            .map(|&(_, p)| p)
+                            .or_else(|| {
+                                attached[s]
+                                    .iter()
+                                    .find(|&&(n, _, _)| n as i32 == nh)
+                                    .map(|&(_, p, _)| p)
+                            });
+                        if let Some(p) = port {
+                            ports.push(p);
+                        }
+                    }
+                    *count = (ports.len() - before) as u32;
+                }
+                (counts, ports)
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(rows.len() * nr + 1);
+        let mut ports = Vec::with_capacity(rows.iter().map(|r| r.1.len()).sum());
+        offsets.push(0u32);
+        for (counts, row_ports) in rows {
+            let mut at = ports.len() as u32;
+            for c in counts {
+                at += c;
+                offsets.push(at);
+            }
+            ports.extend_from_slice(&row_ports);
+        }
+        ForwardingTable { nr, offsets, ports }
+    }
+
+    #[inline]
+    pub fn candidates(&self, layer: usize, switch: usize, destination: usize) -> &[u32] {
+        let i = (layer * self.nr + switch) * self.nr + destination;
+        &self.ports[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.offsets.len() + self.ports.len())
+    }
+}

@@ -1,0 +1,221 @@
+//! The Python face of the simulator: one class, built from three dicts of flat numpy arrays
+//! and scalars (network, flows, config), advanced in slices so Python can draw progress.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::config::{LoadBalancing, SimConfig, Transport};
+use super::engine::{FlowSpec, Simulator, NO_TIME};
+use super::network::NetworkSpec;
+
+fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    d.get_item(key)?
+        .ok_or_else(|| PyKeyError::new_err(format!("missing key '{key}'")))
+}
+
+fn scalar<'py, T>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py>,
+    for<'a> <T as FromPyObject<'a, 'py>>::Error: Into<PyErr>,
+{
+    item(d, key)?.extract::<T>().map_err(Into::into)
+}
+
+fn array<'py, T: numpy::Element + Copy>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Vec<T>> {
+    let any = item(d, key)?;
+    let arr = any.extract::<PyReadonlyArray1<'py, T>>().map_err(|e| {
+        PyValueError::new_err(format!(
+            "'{key}' must be a 1-D array of the right dtype: {e}"
+        ))
+    })?;
+    Ok(arr.as_array().iter().copied().collect())
+}
+
+fn unsigned(values: Vec<i32>, key: &str) -> PyResult<Vec<u32>> {
+    values
+        .into_iter()
+        .map(|v| {
+            u32::try_from(v)
+                .map_err(|_| PyValueError::new_err(format!("negative entry in '{key}'")))
+        })
+        .collect()
+}
+
+fn network_from(d: &Bound<'_, PyDict>) -> PyResult<NetworkSpec> {
+    Ok(NetworkSpec {
+        n_switches: scalar(d, "n_switches")?,
+        host_switch: unsigned(array(d, "host_switch")?, "host_switch")?,
+        host_gbps: array(d, "host_gbps")?,
+        host_latency: scalar(d, "host_latency_ps")?,
+        link_a: unsigned(array(d, "link_a")?, "link_a")?,
+        link_b: unsigned(array(d, "link_b")?, "link_b")?,
+        link_gbps: array(d, "link_gbps")?,
+        link_latency: scalar(d, "link_latency_ps")?,
+        layer_links: array(d, "layer_links")?,
+        dist: array(d, "dist")?,
+        next_hop: array(d, "next_hop")?,
+        multipath: scalar(d, "multipath")?,
+    })
+}
+
+fn flows_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<FlowSpec>> {
+    let src = unsigned(array(d, "src")?, "src")?;
+    let dst = unsigned(array(d, "dst")?, "dst")?;
+    let size: Vec<i64> = array(d, "size")?;
+    let start: Vec<i64> = array(d, "start_ps")?;
+    if dst.len() != src.len() || size.len() != src.len() || start.len() != src.len() {
+        return Err(PyValueError::new_err("flow arrays differ in length"));
+    }
+    if size.iter().chain(&start).any(|&v| v < 0) {
+        return Err(PyValueError::new_err(
+            "flow sizes and start times must be non-negative",
+        ));
+    }
+    Ok((0..src.len())
+        .map(|i| FlowSpec {
+            src: src[i],
+            dst: dst[i],
+            size: size[i] as u64,
+            start: start[i] as u64,
+        })
+        .collect())
+}
+
+fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
+    let transport: String = scalar(d, "transport")?;
+    let lb: String = scalar(d, "load_balancing")?;
+    Ok(SimConfig {
+        transport: Transport::parse(&transport)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
+        load_balancing: LoadBalancing::parse(&lb)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown load balancing '{lb}'")))?,
+        mtu: scalar(d, "mtu")?,
+        header: scalar(d, "header")?,
+        queue_packets: scalar(d, "queue_packets")?,
+        ecn_threshold_packets: scalar(d, "ecn_threshold_packets")?,
+        initial_window: scalar(d, "initial_window")?,
+        min_rto: scalar(d, "min_rto_ps")?,
+        flowlet_gap: scalar(d, "flowlet_gap_ps")?,
+        pull_rate: scalar(d, "pull_rate")?,
+        fatpaths_layers: scalar(d, "fatpaths_layers")?,
+        seed: scalar(d, "seed")?,
+    })
+}
+
+/// A packet-level simulation of one workload on one fabric.
+///
+/// `PacketSimulator(network, flows, config)`; then `run_until(t_ps)` repeatedly (returns
+/// whether events remain), and `flow_results()` / `counters()` at any point.
+#[pyclass(module = "fatpaths_cfg._native")]
+pub struct PacketSimulator {
+    sim: Simulator,
+}
+
+fn times(values: impl Iterator<Item = u64>) -> Vec<i64> {
+    values
+        .map(|t| if t == NO_TIME { -1 } else { t as i64 })
+        .collect()
+}
+
+#[pymethods]
+impl PacketSimulator {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        network: &Bound<'_, PyDict>,
+        flows: &Bound<'_, PyDict>,
+        config: &Bound<'_, PyDict>,
+    ) -> PyResult<Self> {
+        let spec = network_from(network)?;
+        let flows = flows_from(flows)?;
+        let cfg = config_from(config)?;
+        let sim = py
+            .detach(|| Simulator::new(&spec, &flows, cfg))
+            .map_err(PyValueError::new_err)?;
+        Ok(PacketSimulator { sim })
+    }
+
+    /// Processes every event up to `horizon_ps`; returns whether events remain after it.
+    fn run_until(&mut self, py: Python<'_>, horizon_ps: u64) -> bool {
+        let sim = &mut self.sim;
+        py.detach(|| sim.run_until(horizon_ps))
+    }
+
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.sim.now
+    }
+
+    #[getter]
+    fn events_processed(&self) -> u64 {
+        self.sim.counters.events
+    }
+
+    /// Per-flow outcome arrays; times are -1 for flows that did not finish.
+    fn flow_results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let flows = &self.sim.flows;
+        let d = PyDict::new(py);
+        let col = |f: fn(&super::engine::FlowRecord) -> u64| -> Vec<i64> {
+            flows.iter().map(|r| f(r) as i64).collect()
+        };
+        d.set_item(
+            "finish_ps",
+            PyArray1::from_vec(py, times(flows.iter().map(|r| r.finish))),
+        )?;
+        d.set_item(
+            "sender_done_ps",
+            PyArray1::from_vec(py, times(flows.iter().map(|r| r.sender_done))),
+        )?;
+        d.set_item("trims", PyArray1::from_vec(py, col(|r| r.trims as u64)))?;
+        d.set_item("drops", PyArray1::from_vec(py, col(|r| r.drops as u64)))?;
+        d.set_item(
+            "retransmits",
+            PyArray1::from_vec(py, col(|r| r.retransmits as u64)),
+        )?;
+        d.set_item(
+            "packets_sent",
+            PyArray1::from_vec(py, col(|r| r.packets_sent as u64)),
+        )?;
+        d.set_item("delivered", PyArray1::from_vec(py, col(|r| r.delivered)))?;
+        let layers: Vec<u64> = flows.iter().map(|r| r.layers_used).collect();
+        d.set_item("layers_used", PyArray1::from_vec(py, layers))?;
+        Ok(d)
+    }
+
+    /// Whole-run counters (events, packets, bytes by fate, drops, marks, memory).
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = &self.sim.counters;
+        let d = PyDict::new(py);
+        let entries: [(&str, u64); 18] = [
+            ("events", c.events),
+            ("data_packets_sent", c.data_packets_sent),
+            ("control_packets_sent", c.control_packets_sent),
+            ("payload_injected", c.payload_injected),
+            ("payload_delivered", c.payload_delivered),
+            ("payload_duplicate", c.payload_duplicate),
+            ("payload_trimmed", c.payload_trimmed),
+            ("payload_dropped", c.payload_dropped),
+            ("trims", c.trims),
+            ("data_drops", c.data_drops),
+            ("header_drops", c.header_drops),
+            ("control_drops", c.control_drops),
+            ("unroutable", c.unroutable),
+            ("ecn_marks", c.ecn_marks),
+            ("layer_changes", c.layer_changes),
+            ("timeouts", c.timeouts),
+            ("flows_started", c.flows_started),
+            ("flows_finished", c.flows_finished),
+        ];
+        for (k, v) in entries {
+            d.set_item(k, v)?;
+        }
+        d.set_item("payload_in_network", self.sim.payload_in_network())?;
+        d.set_item("now_ps", self.sim.now)?;
+        d.set_item("peak_pending_events", self.sim.events.peak_len as u64)?;
+        d.set_item("packet_arena", self.sim.packets.len() as u64)?;
+        d.set_item("forwarding_table_bytes", self.sim.fib.memory_bytes() as u64)?;
+        Ok(d)
+    }
+}

@@ -1,0 +1,266 @@
+//! TCP NewReno and DCTCP, counted in packets.
+//!
+//! The receiver ACKs every packet cumulatively (no delayed ACKs) and echoes the ECN mark of the
+//! packet it acknowledges, which is what DCTCP's receiver state machine reduces to without
+//! delayed ACKs. Losses are repaired by fast retransmit with NewReno partial-ACK recovery, or by
+//! a retransmission timeout that restarts from the first unacknowledged packet.
+
+use super::config::Transport;
+use super::engine::{flags, Packet, PacketKind, Simulator, NO_TIME};
+use super::events::Time;
+
+/// DCTCP's gain for the marked-fraction moving average (1/16, as in the DCTCP paper).
+const DCTCP_G: f64 = 1.0 / 16.0;
+const MAX_BACKOFF: u32 = 6;
+
+#[derive(Default)]
+pub struct TcpFlow {
+    // source side
+    snd_una: u32,
+    snd_nxt: u32,
+    high_sent: u32,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    recover: u32,
+    in_recovery: bool,
+    srtt: Time,
+    rttvar: Time,
+    rto: Time,
+    backoff: u32,
+    last_progress: Time,
+    alpha: f64,
+    window_end: u32,
+    acked_in_window: u32,
+    marked_in_window: u32,
+    // receiver side
+    received: Vec<u64>,
+    cum: u32,
+}
+
+pub struct TcpState {
+    pub flows: Vec<TcpFlow>,
+}
+
+impl TcpState {
+    pub fn new(n_flows: usize) -> Self {
+        TcpState {
+            flows: (0..n_flows).map(|_| TcpFlow::default()).collect(),
+        }
+    }
+}
+
+impl Simulator {
+    pub(super) fn tcp_start(&mut self, f: usize) {
+        let n = self.flows[f].n_packets;
+        let (iw, rto, now) = (
+            self.cfg.initial_window.max(1) as f64,
+            self.cfg.min_rto,
+            self.now,
+        );
+        let st = &mut self.tcp.flows[f];
+        st.cwnd = iw;
+        st.ssthresh = f64::MAX;
+        st.rto = rto;
+        st.last_progress = now;
+        st.alpha = 1.0;
+        st.received = vec![0; (n as usize).div_ceil(64)];
+        self.tcp_send_window(f);
+        self.tcp.flows[f].window_end = self.tcp.flows[f].snd_nxt;
+    }
+
+    fn tcp_send_window(&mut self, f: usize) {
+        let n = self.flows[f].n_packets;
+        loop {
+            let st = &self.tcp.flows[f];
+            let window = st.cwnd.max(1.0) as u32;
+            if st.snd_nxt >= n || st.snd_nxt - st.snd_una >= window {
+                return;
+            }
+            let seq = st.snd_nxt;
+            self.tcp.flows[f].snd_nxt += 1;
+            self.tcp_send_seq(f, seq);
+        }
+    }
+
+    fn tcp_send_seq(&mut self, f: usize, seq: u32) {
+        let st = &mut self.tcp.flows[f];
+        let is_rtx = seq < st.high_sent;
+        st.high_sent = st.high_sent.max(seq + 1);
+        let (layer, entropy) = self.data_path(f);
+        let fl = &mut self.flows[f];
+        fl.packets_sent += 1;
+        if is_rtx {
+            fl.retransmits += 1;
+        }
+        let (src, dst) = (fl.src, fl.dst);
+        let size = self.payload_bytes(f, seq) + self.cfg.header;
+        let pkt = self.alloc_packet(Packet {
+            sent_at: self.now,
+            flow: f as u32,
+            seq,
+            aux: 0,
+            entropy,
+            dst,
+            size,
+            kind: PacketKind::Data,
+            flags: 0,
+            layer,
+        });
+        self.send_from_host(src, pkt);
+    }
+
+    pub(super) fn tcp_on_data(&mut self, pkt: u32) {
+        let p = self.packets[pkt as usize];
+        self.free_packet(pkt);
+        let f = p.flow as usize;
+        let n = self.flows[f].n_packets;
+        let st = &mut self.tcp.flows[f];
+        let (word, bit) = (p.seq as usize / 64, 1u64 << (p.seq % 64));
+        if st.received.get(word).is_some_and(|w| w & bit == 0) {
+            st.received[word] |= bit;
+            while st.cum < n && st.received[st.cum as usize / 64] & (1u64 << (st.cum % 64)) != 0 {
+                st.cum += 1;
+            }
+            self.counters.payload_delivered += self.payload_of(&p);
+            self.flows[f].delivered += self.payload_of(&p);
+        } else {
+            self.counters.payload_duplicate += self.payload_of(&p);
+        }
+        let cum = self.tcp.flows[f].cum;
+        if cum == n {
+            self.flow_finished_at_receiver(f);
+        }
+        let (layer, entropy) = self.feedback_path(f, p.layer);
+        let (src, dst) = (self.flows[f].src, self.flows[f].dst);
+        let ack = self.alloc_packet(Packet {
+            sent_at: p.sent_at,
+            flow: p.flow,
+            seq: p.seq,
+            aux: cum,
+            entropy,
+            dst: src,
+            size: self.cfg.header,
+            kind: PacketKind::Ack,
+            flags: if p.flags & flags::ECN_CE != 0 {
+                flags::ECE
+            } else {
+                0
+            },
+            layer,
+        });
+        self.send_from_host(dst, ack);
+    }
+
+    pub(super) fn tcp_on_ack(&mut self, pkt: u32) {
+        let p = self.packets[pkt as usize];
+        self.free_packet(pkt);
+        let f = p.flow as usize;
+        if self.flows[f].sender_done != NO_TIME {
+            return;
+        }
+        let n = self.flows[f].n_packets;
+        let now = self.now;
+        let min_rto = self.cfg.min_rto;
+        let dctcp = self.cfg.transport == Transport::Dctcp;
+        let ece = p.flags & flags::ECE != 0;
+        let cum = p.aux;
+        let st = &mut self.tcp.flows[f];
+        if cum > st.snd_una {
+            let newly = cum - st.snd_una;
+            // Karn: no RTT samples from ACKs that may answer a retransmission.
+            if !st.in_recovery && st.backoff == 0 {
+                let sample = now - p.sent_at;
+                if st.srtt == 0 {
+                    st.srtt = sample;
+                    st.rttvar = sample / 2;
+                } else {
+                    let err = st.srtt.abs_diff(sample);
+                    st.rttvar = (3 * st.rttvar + err) / 4;
+                    st.srtt = (7 * st.srtt + sample) / 8;
+                }
+                st.rto = (st.srtt + 4 * st.rttvar).max(min_rto);
+            }
+            st.snd_una = cum;
+            st.snd_nxt = st.snd_nxt.max(cum);
+            st.backoff = 0;
+            st.last_progress = now;
+            st.dupacks = 0;
+            st.acked_in_window += newly;
+            if ece {
+                st.marked_in_window += newly;
+            }
+            let mut retransmit = None;
+            if st.in_recovery {
+                if cum >= st.recover {
+                    st.in_recovery = false;
+                    st.cwnd = st.ssthresh;
+                } else {
+                    // Partial ACK: the next hole is lost too; repair it without leaving recovery.
+                    retransmit = Some(cum);
+                    st.cwnd = (st.cwnd - newly as f64 + 1.0).max(1.0);
+                }
+            } else if st.cwnd < st.ssthresh {
+                st.cwnd += newly as f64;
+            } else {
+                st.cwnd += newly as f64 / st.cwnd;
+            }
+            if dctcp && st.snd_una >= st.window_end {
+                let fraction = st.marked_in_window as f64 / st.acked_in_window.max(1) as f64;
+                st.alpha = (1.0 - DCTCP_G) * st.alpha + DCTCP_G * fraction;
+                if st.marked_in_window > 0 && !st.in_recovery {
+                    st.cwnd = (st.cwnd * (1.0 - st.alpha / 2.0)).max(1.0);
+                    st.ssthresh = st.cwnd;
+                }
+                st.acked_in_window = 0;
+                st.marked_in_window = 0;
+                st.window_end = st.snd_nxt;
+            }
+            if cum >= n {
+                self.flows[f].sender_done = now;
+                self.tcp.flows[f].received = Vec::new();
+                return;
+            }
+            if let Some(seq) = retransmit {
+                self.tcp_send_seq(f, seq);
+            }
+        } else if cum == st.snd_una && st.snd_nxt > st.snd_una {
+            st.dupacks += 1;
+            if ece {
+                st.marked_in_window += 1;
+            }
+            if !st.in_recovery && st.dupacks == 3 {
+                let flight = (st.snd_nxt - st.snd_una) as f64;
+                st.ssthresh = (flight / 2.0).max(2.0);
+                st.cwnd = st.ssthresh + 3.0;
+                st.recover = st.snd_nxt;
+                st.in_recovery = true;
+                let seq = st.snd_una;
+                self.tcp_send_seq(f, seq);
+            } else if st.in_recovery {
+                st.cwnd += 1.0;
+            }
+        }
+        self.tcp_send_window(f);
+    }
+
+    pub(super) fn tcp_check_timeout(&mut self, f: usize) {
+        let now = self.now;
+        let st = &mut self.tcp.flows[f];
+        let rto = st.rto << st.backoff;
+        if now < st.last_progress + rto {
+            return;
+        }
+        let flight = (st.snd_nxt - st.snd_una) as f64;
+        st.ssthresh = (flight / 2.0).max(2.0);
+        st.cwnd = 1.0;
+        st.snd_nxt = st.snd_una;
+        st.in_recovery = false;
+        st.dupacks = 0;
+        st.backoff = (st.backoff + 1).min(MAX_BACKOFF);
+        st.last_progress = now;
+        st.window_end = st.snd_una + 1;
+        self.counters.timeouts += 1;
+        self.tcp_send_window(f);
+    }
+}

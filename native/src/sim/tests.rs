@@ -1,0 +1,267 @@
+//! Engine-level checks on small hand-built fabrics (no Python involved).
+
+use super::config::{LoadBalancing, SimConfig, Transport};
+use super::engine::{FlowSpec, Simulator, NO_TIME};
+use super::network::NetworkSpec;
+use crate::routing::{layer_forwarding, Adjacency};
+
+const US: u64 = 1_000_000;
+
+/// One layer with all links; `hosts[s]` hosts on switch s; every link at `gbps`, 1 us.
+fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> NetworkSpec {
+    let adj = Adjacency::from_edges(nr, edges);
+    let (dist_ts, next_ts) = layer_forwarding(&adj, 7, None);
+    // The routing kernel returns [destination][switch]; the simulator reads [switch][destination].
+    let mut dist = vec![0u8; nr * nr];
+    let mut next_hop = vec![0i32; nr * nr];
+    for t in 0..nr {
+        for s in 0..nr {
+            dist[s * nr + t] = dist_ts[t * nr + s];
+            next_hop[s * nr + t] = next_ts[t * nr + s];
+        }
+    }
+    let host_switch: Vec<u32> = hosts
+        .iter()
+        .enumerate()
+        .flat_map(|(s, &n)| std::iter::repeat_n(s as u32, n))
+        .collect();
+    NetworkSpec {
+        n_switches: nr,
+        host_gbps: vec![gbps; host_switch.len()],
+        host_switch,
+        host_latency: US,
+        link_a: edges.iter().map(|e| e.0).collect(),
+        link_b: edges.iter().map(|e| e.1).collect(),
+        link_gbps: vec![gbps; edges.len()],
+        link_latency: US,
+        layer_links: vec![1; edges.len()],
+        dist,
+        next_hop,
+        multipath: vec![true],
+    }
+}
+
+fn config(transport: Transport, lb: LoadBalancing) -> SimConfig {
+    SimConfig {
+        transport,
+        load_balancing: lb,
+        mtu: 1500,
+        header: 64,
+        queue_packets: if transport == Transport::Ndp { 8 } else { 100 },
+        ecn_threshold_packets: if transport == Transport::Dctcp { 20 } else { 0 },
+        initial_window: if transport == Transport::Ndp { 30 } else { 10 },
+        min_rto: 1_000 * US,
+        ..SimConfig::default()
+    }
+}
+
+fn run(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Simulator {
+    let mut sim = Simulator::new(spec, flows, cfg).expect("valid scenario");
+    sim.run_until(u64::MAX);
+    sim
+}
+
+fn assert_conserved(sim: &Simulator) {
+    let c = &sim.counters;
+    assert_eq!(
+        c.payload_injected,
+        c.payload_delivered
+            + c.payload_duplicate
+            + c.payload_trimmed
+            + c.payload_dropped
+            + sim.payload_in_network(),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn lone_flow_takes_serialisation_plus_propagation() {
+    // host0 - s0 - s1 - host1: three links, three store-and-forward serialisations of the
+    // last packet, the whole flow serialised once at the NIC.
+    let spec = fabric(2, &[(0, 1)], &[1, 1], 10.0);
+    let size = 20 * 1500;
+    let sim = run(
+        &spec,
+        &[FlowSpec {
+            src: 0,
+            dst: 1,
+            size,
+            start: 0,
+        }],
+        config(Transport::Ndp, LoadBalancing::Ecmp),
+    );
+    let pkt_ps = (1500 + 64) * 8 * 100; // 10 Gb/s: 800 ps per byte
+    let expected = 20 * pkt_ps + 2 * pkt_ps + 3 * US;
+    let fct = sim.flows[0].finish;
+    assert_eq!(fct, expected);
+    assert_eq!(sim.counters.trims, 0);
+    assert_conserved(&sim);
+}
+
+#[test]
+fn ndp_incast_of_32_completes_without_collapse() {
+    let spec = fabric(1, &[], &[33], 10.0);
+    let size = 100_000u64;
+    let flows: Vec<FlowSpec> = (1..33)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: 0,
+            size,
+            start: 0,
+        })
+        .collect();
+    let sim = run(&spec, &flows, config(Transport::Ndp, LoadBalancing::Spray));
+    assert!(sim
+        .flows
+        .iter()
+        .all(|f| f.finish != NO_TIME && f.sender_done != NO_TIME));
+    assert!(
+        sim.counters.trims > 0,
+        "an incast of 32 full windows must trim"
+    );
+    // The receiver's link is the bottleneck: the last flow cannot beat the ideal, and with
+    // NDP it should stay within a few percent of it (no collapse, no timeouts).
+    let wire_bytes = 32 * (size + 67 * 64);
+    let ideal = wire_bytes * 800;
+    let last = sim.flows.iter().map(|f| f.finish).max().unwrap();
+    assert!(last >= ideal, "{last} < {ideal}");
+    assert!(
+        (last as f64) < ideal as f64 * 1.15 + 20.0 * US as f64,
+        "{last} vs {ideal}"
+    );
+    assert_eq!(sim.counters.timeouts, 0);
+    assert_conserved(&sim);
+}
+
+#[test]
+fn two_tcp_flows_share_a_bottleneck() {
+    // Two senders on s0, two receivers on s1, one s0-s1 link as the bottleneck.
+    let spec = fabric(2, &[(0, 1)], &[2, 2], 10.0);
+    for transport in [Transport::Tcp, Transport::Dctcp] {
+        let flows = [
+            FlowSpec {
+                src: 0,
+                dst: 2,
+                size: 500_000_000,
+                start: 0,
+            },
+            FlowSpec {
+                src: 1,
+                dst: 3,
+                size: 500_000_000,
+                start: 0,
+            },
+        ];
+        let mut sim =
+            Simulator::new(&spec, &flows, config(transport, LoadBalancing::Ecmp)).unwrap();
+        sim.run_until(100_000 * US);
+        let (a, b) = (sim.flows[0].delivered as f64, sim.flows[1].delivered as f64);
+        let share = a / (a + b);
+        assert!(
+            (0.45..=0.55).contains(&share),
+            "{transport:?}: share {share}"
+        );
+        // Together they keep the 10 Gb/s link busy (>= 90%) over 100 ms: NewReno needs several
+        // sawtooth cycles (each several ms here) before the shares even out.
+        assert!(
+            a + b > 0.9 * 10e9 / 8.0 * 0.1 * 1500.0 / 1564.0,
+            "{transport:?}: {}",
+            a + b
+        );
+        if transport == Transport::Dctcp {
+            assert!(sim.counters.ecn_marks > 0);
+        }
+        assert_conserved(&sim);
+    }
+}
+
+#[test]
+fn same_seed_same_run() {
+    let spec = fabric(
+        4,
+        &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)],
+        &[4, 4, 4, 4],
+        10.0,
+    );
+    let flows: Vec<FlowSpec> = (0..16)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: (s + 5) % 16,
+            size: 200_000,
+            start: s as u64 * US,
+        })
+        .collect();
+    let a = run(&spec, &flows, config(Transport::Ndp, LoadBalancing::Spray));
+    let b = run(&spec, &flows, config(Transport::Ndp, LoadBalancing::Spray));
+    let finish = |s: &Simulator| {
+        s.flows
+            .iter()
+            .map(|f| (f.finish, f.trims))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(finish(&a), finish(&b));
+    assert_eq!(a.counters.events, b.counters.events);
+    let mut other = config(Transport::Ndp, LoadBalancing::Spray);
+    other.seed = 99;
+    let c = run(&spec, &flows, other);
+    assert_ne!(
+        finish(&a),
+        finish(&c),
+        "a different seed sprays differently"
+    );
+}
+
+#[test]
+fn tail_drop_losses_are_repaired() {
+    // Eight TCP senders into one receiver with 100-packet queues: drops, then recovery.
+    let spec = fabric(1, &[], &[9], 10.0);
+    let flows: Vec<FlowSpec> = (1..9)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: 0,
+            size: 1_000_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(Transport::Tcp, LoadBalancing::Ecmp);
+    cfg.queue_packets = 20;
+    let sim = run(&spec, &flows, cfg);
+    assert!(sim.counters.data_drops > 0);
+    assert!(sim
+        .flows
+        .iter()
+        .all(|f| f.finish != NO_TIME && f.delivered == f.size));
+    assert_conserved(&sim);
+}
+
+#[test]
+fn fatpaths_uses_several_layers() {
+    // A ring of 6 with a second layer that drops one link; FatPaths must use both layers.
+    let mut spec = fabric(
+        6,
+        &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0)],
+        &[2; 6],
+        10.0,
+    );
+    let second = fabric(6, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)], &[2; 6], 10.0);
+    spec.layer_links.extend([1, 1, 1, 1, 1, 0]);
+    spec.dist.extend(&second.dist);
+    spec.next_hop.extend(&second.next_hop);
+    spec.multipath.push(false);
+    let flows: Vec<FlowSpec> = (0..12)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: (s + 6) % 12,
+            size: 300_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(Transport::Ndp, LoadBalancing::FatPaths);
+    cfg.fatpaths_layers = vec![0, 1];
+    let sim = run(&spec, &flows, cfg);
+    let used = sim.flows.iter().fold(0u64, |acc, f| acc | f.layers_used);
+    assert_eq!(used, 0b11);
+    assert!(sim.flows.iter().all(|f| f.finish != NO_TIME));
+    assert_eq!(sim.counters.unroutable, 0);
+    assert_conserved(&sim);
+}

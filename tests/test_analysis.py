@@ -1,0 +1,87 @@
+"""Path diversity and maximum achievable throughput."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+from typer.testing import CliRunner
+
+from fatpaths_cfg import api
+from fatpaths_cfg.analysis.commands import add_commands
+from fatpaths_cfg.analysis.diversity import disjoint_shortest_paths, pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.throughput import max_achievable_throughput
+from fatpaths_cfg.analysis.traffic import host_pairs, switch_demand
+from fatpaths_cfg.compiled import load_compiled
+
+INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
+
+
+def _compile(tmp_path: Path, name: str) -> Path:
+    out = tmp_path / name
+    tree = api.build_output(api.compile_fabric(INVENTORIES / f"{name}.yaml"))
+    tree.commit(out)
+    return out
+
+
+def test_slimfly_has_a_single_disjoint_shortest_path_but_layers_add_more(tmp_path: Path) -> None:
+    compiled = load_compiled(_compile(tmp_path, "slimfly-q5"))
+    pairs = sample_pairs(compiled.fabric.nr, 10_000, np.random.default_rng(1))
+    diversity = pair_diversity(compiled.fabric, compiled.next_hop, compiled.dist[0], pairs)
+    assert all(d.disjoint_shortest_paths == 1 for d in diversity)  # Hoffman-Singleton graph
+    assert np.mean([d.disjoint_layer_paths for d in diversity]) > 2.0
+    assert all(d.disjoint_layer_paths <= d.distinct_layer_paths for d in diversity)
+
+
+def test_fat_tree_edge_switches_in_other_pods_have_two_disjoint_shortest_paths(
+    tmp_path: Path,
+) -> None:
+    compiled = load_compiled(_compile(tmp_path, "fattree-k4"))
+    fabric = compiled.fabric
+    edge = [s.index for s in fabric.switches if s.role == "edge"]
+    far = [(a, b) for a in edge for b in edge if compiled.dist[0, a, b] == 4]
+    assert far
+    for a, b in far:
+        assert disjoint_shortest_paths(fabric, compiled.dist[0], a, b) == 2
+
+
+def test_layers_raise_permutation_throughput_above_minimal_routing(tmp_path: Path) -> None:
+    compiled = load_compiled(_compile(tmp_path, "slimfly-q5"))
+    fabric = compiled.fabric
+    demand = switch_demand(fabric, host_pairs(fabric, "permutation", np.random.default_rng(1)))
+    minimal = max_achievable_throughput(fabric, compiled.next_hop, compiled.dist, demand, "minimal")
+    layered = max_achievable_throughput(
+        fabric, compiled.next_hop, compiled.dist, demand, "fatpaths"
+    )
+    assert 0 < minimal.throughput < layered.throughput <= 1.0
+    assert layered.max_link_utilisation <= 1.0 + 1e-6
+    # minimal routing is limited by its busiest link: exactly saturated at the optimum
+    assert abs(minimal.max_link_utilisation - 1.0) < 1e-6
+
+
+def test_clique_uniform_traffic_is_not_link_limited(tmp_path: Path) -> None:
+    compiled = load_compiled(_compile(tmp_path, "clique-k7"))
+    fabric = compiled.fabric
+    demand = switch_demand(fabric, host_pairs(fabric, "uniform", np.random.default_rng(1)))
+    result = max_achievable_throughput(fabric, compiled.next_hop, compiled.dist, demand, "minimal")
+    assert abs(result.throughput - 1.0) < 1e-9
+
+
+def test_analyze_command_writes_json_and_plot(tmp_path: Path) -> None:
+    out = _compile(tmp_path, "hand-6")
+    app = typer.Typer()
+    add_commands(app)
+
+    @app.callback()
+    def _root() -> None:
+        """test app"""
+
+    result = CliRunner().invoke(app, ["analyze", str(out), "--pairs", "30"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "analysis" / "analysis.json").read_text())
+    assert set(data["max_achievable_throughput"]) == {"uniform", "permutation", "offdiagonal"}
+    assert (out / "analysis" / "analysis.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = CliRunner().invoke(app, ["analyze", str(out), "--traffic", "nonsense"])
+    assert bad.exit_code == 2

@@ -1,0 +1,209 @@
+"""Rendered configs, host plans and the Batfish snapshot.
+
+Golden files: `tests/golden/<case>/` holds the rendered configs, host plans and Batfish snapshot
+of a small fabric (hand-6 on every platform, and hand-6 in the VLAN encoding on EOS), so that a
+template change shows up as a diff. After an intended change, regenerate them with
+
+    FATPATHS_UPDATE_GOLDEN=1 python -m pytest tests/test_render.py -k golden
+
+and review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fatpaths_cfg import api
+from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.compiled import CompiledFabric
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.render import PLATFORMS
+from fatpaths_cfg.render.environment import vlan_ranges
+from fatpaths_cfg.render.eos import EosPlatform
+from fatpaths_cfg.render.ifnames import kernel_ifname
+
+ROOT = Path(__file__).resolve().parent.parent
+SLIMFLY_Q5 = ROOT / "inventories" / "slimfly-q5.yaml"
+HAND6 = ROOT / "inventories" / "hand-6.yaml"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN_CASES = {
+    "hand6": (HAND6, ["frr", "linux", "eos", "sonic"]),
+    "hand6-vlan": (GOLDEN / "hand6-vlan.yaml", None),
+}
+ROUTE = re.compile(r"^ip route (?:replace )?(\S+) (?:via )?(\d+\.\d+\.\d+\.\d+)$")
+
+
+@pytest.fixture(scope="module")
+def slimfly() -> CompiledFabric:
+    return api.compile_fabric(SLIMFLY_Q5)
+
+
+@pytest.fixture(scope="module")
+def slimfly_files(slimfly: CompiledFabric) -> dict[str, bytes]:
+    return api.build_output(slimfly, platforms=list(PLATFORMS)).files
+
+
+def _config_text(files: dict[str, bytes], platform: str, switch: str) -> str:
+    name = {"frr": f"{switch}/frr.conf", "sonic": f"{switch}/frr.conf"}.get(platform)
+    name = name or {"eos": f"{switch}.cfg", "linux": f"{switch}.sh"}[platform]
+    return files[f"configs/{platform}/{name}"].decode()
+
+
+def _routes(text: str) -> list[tuple[str, str]]:
+    return [m.groups() for m in map(ROUTE.match, text.splitlines()) if m]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("platform", list(PLATFORMS))
+def test_every_switch_holds_n_times_nr_minus_1_layer_routes(
+    slimfly: CompiledFabric, slimfly_files: dict[str, bytes], platform: str
+) -> None:
+    expected = len(slimfly.layers) * (slimfly.fabric.nr - 1)
+    for switch in slimfly.fabric.switches:
+        routes = _routes(_config_text(slimfly_files, platform, switch.name))
+        assert len(routes) == expected == slimfly.route_counts[switch.index]
+
+
+def test_routes_point_at_the_layer_next_hop(
+    slimfly: CompiledFabric, slimfly_files: dict[str, bytes]
+) -> None:
+    plan, fabric = slimfly.address_plan, slimfly.fabric
+    assert plan is not None
+    subnet_of = {
+        e["v4"]: (e["layer"] - 1, fabric.switch_index[s["name"]])
+        for s in plan["switches"]
+        for e in s["subnets"]
+    }
+    owner = {}
+    for link in fabric.links:
+        a, b = plan["links"][link.index]["a_v4"], plan["links"][link.index]["b_v4"]
+        owner[a.split("/")[0]] = link.a
+        owner[b.split("/")[0]] = link.b
+    for switch in fabric.switches[:10]:
+        for prefix, hop in _routes(_config_text(slimfly_files, "frr", switch.name)):
+            layer, target = subnet_of[prefix]
+            assert owner[hop] == slimfly.routing.next_hop[layer, switch.index, target]
+            assert (switch.index, owner[hop]) in fabric.link_between
+
+
+def test_equal_cost_next_hops_give_a_line_per_next_hop(tmp_path: Path) -> None:
+    inventory = tmp_path / "ecmp.yaml"
+    text = SLIMFLY_Q5.read_text(encoding="utf-8")
+    inventory.write_text(text.replace("  seed: 1\n", "  seed: 1\n  ecmp_within_layer: true\n"))
+    compiled = api.compile_fabric(inventory)
+    files = api.build_output(compiled, platforms=["frr", "linux"]).files
+    assert sum(compiled.route_counts) > len(compiled.layers) * 50 * 49
+    for switch in compiled.fabric.switches[:5]:
+        frr = _routes(_config_text(files, "frr", switch.name))
+        assert len(frr) == compiled.route_counts[switch.index]
+        linux = _config_text(files, "linux", switch.name)
+        multipath = [line for line in linux.splitlines() if "nexthop via" in line]
+        assert multipath and len(_routes(linux)) + len(multipath) == 4 * 49
+
+
+def test_every_host_plan_holds_one_address_per_layer(
+    slimfly: CompiledFabric, slimfly_files: dict[str, bytes]
+) -> None:
+    for host in slimfly.fabric.hosts:
+        script = slimfly_files[f"hosts/{host.name}.sh"].decode()
+        addresses = re.findall(r"^ip addr replace (\S+) dev eth0$", script, re.M)
+        assert len(addresses) == len(slimfly.layers) == 4
+        assert len({ipaddress.IPv4Interface(a).network for a in addresses}) == 4
+        endpoints = re.findall(r"^ip mptcp endpoint add (\S+) dev eth0 subflow$", script, re.M)
+        assert endpoints == [a.split("/")[0] for a in addresses[1:]]
+        assert "ip mptcp limits set subflow 3 add_addr_accepted 3" in script
+
+
+def test_structured_files_parse_back(
+    slimfly: CompiledFabric, slimfly_files: dict[str, bytes]
+) -> None:
+    fabric = slimfly.fabric
+    switch = fabric.switches[0]
+    db = json.loads(slimfly_files[f"configs/sonic/{switch.name}/config_db.json"])
+    assert db["DEVICE_METADATA"]["localhost"]["hostname"] == switch.name
+    link_ports = {fabric.port_towards(0, int(n)) for n in fabric.adjacency[0].indices}
+    assert {k for k in db["INTERFACE"] if "|" not in k} == link_ports
+    assert len([k for k in db["VLAN_INTERFACE"] if "|" in k]) == len(slimfly.layers)
+    topology = json.loads(slimfly_files["batfish/batfish/layer1_topology.json"])
+    assert len(topology["edges"]) == 2 * (len(fabric.links) + len(fabric.hosts))
+    first = topology["edges"][0]
+    assert {"node1": first["node2"], "node2": first["node1"]} in topology["edges"]
+    host = json.loads(slimfly_files[f"batfish/hosts/{fabric.hosts[0].name}.json"])
+    assert host["hostInterfaces"]["eth0"]["prefix"] == "10.0.0.2/29"
+    assert f"batfish/sonic_configs/{switch.name}/config_db.json" in slimfly_files
+
+
+def test_a_switch_over_a_platform_limit_is_a_named_error(
+    slimfly: CompiledFabric, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EosPlatform, "max_routes", 100)
+    with pytest.raises(UserErrors) as caught:
+        api.build_output(slimfly, platforms=["eos"], limit=["sf-0-0-0"])
+    (error,) = caught.value.errors
+    assert "switch 'sf-0-0-0' needs 196 layer routes" in error.message
+    assert "platform eos holds at most 100" in error.message
+
+
+def test_vlan_encoding_is_refused_by_routed_only_platforms() -> None:
+    compiled = api.compile_fabric(GOLDEN / "hand6-vlan.yaml")
+    with pytest.raises(UserErrors) as caught:
+        api.build_output(compiled, platforms=["frr"])
+    assert "platform frr does not support the vlan encoding" in caught.value.errors[0].message
+    files = api.build_output(compiled).files
+    config = files["configs/eos/leaf1.cfg"].decode()
+    macs = re.findall(r"^mac address-table static \S+ vlan (\d+) interface \S+$", config, re.M)
+    assert len(macs) == 3 * 12  # n * N entries
+    assert "spanning-tree mode none" in config and "ip route" not in config
+
+
+def test_kernel_ifname_and_filters() -> None:
+    assert kernel_ifname("Ethernet1/1") == "Ethernet1_1"
+    long = kernel_ifname("HundredGigE1/0/0/12")
+    assert len(long) == 15 and long.startswith("HundredGig_")
+    assert long != kernel_ifname("HundredGigE1/0/0/13")
+    assert vlan_ranges([102, 100, 101, 105]) == "100-102,105"
+
+
+def test_cli_platform_limit_and_unchanged_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner = CliRunner()
+    args = ["compile", str(HAND6), "-o", str(out), "--platform", "eos,frr"]
+    assert runner.invoke(build_app(), args).exit_code == 0
+    assert (out / "configs/eos/leaf3.cfg").is_file() and (out / "configs/frr/leaf3").is_dir()
+    before = (out / "configs/eos/leaf3.cfg").stat().st_mtime_ns
+    result = runner.invoke(build_app(), [*args, "--limit", "leaf1,leaf2"])
+    assert result.exit_code == 0, result.output
+    # Switches outside --limit keep their files; unchanged files are not rewritten.
+    assert (out / "configs/eos/leaf3.cfg").stat().st_mtime_ns == before
+    result = runner.invoke(build_app(), [*args, "--limit", "leaf9"])
+    assert result.exit_code == 2 and "unknown switch 'leaf9'" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def _rendered(case: str) -> dict[str, bytes]:
+    inventory, platforms = GOLDEN_CASES[case]
+    files = api.build_output(api.compile_fabric(inventory), platforms=platforms).files
+    keep = ("configs/", "hosts/", "batfish/")
+    return {k: v for k, v in files.items() if k.startswith(keep)}
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_golden_output(case: str) -> None:
+    files = _rendered(case)
+    folder = GOLDEN / case
+    if os.environ.get("FATPATHS_UPDATE_GOLDEN") == "1":
+        shutil.rmtree(folder, ignore_errors=True)
+        for relative, data in files.items():
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(data)
+    stored = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert stored == set(files), "rendered file set changed; see the module docstring"
+    for relative, data in sorted(files.items()):
+        assert (folder / relative).read_bytes().decode() == data.decode(), relative

@@ -1,0 +1,353 @@
+"""Mutation tests: break one rendered file on purpose and check that verify reports exactly
+that fault, with the file and line at fault."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fatpaths_cfg import api
+from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.verify.checker import (
+    BAD_NEXT_HOP,
+    MISSING_ADDRESS,
+    MISSING_HOST_ADDRESS,
+    MISSING_ROUTE,
+    NOT_SHORTEST,
+    OUTSIDE_LAYER,
+    UNPARSED,
+    Finding,
+    check_forwarding,
+)
+from fatpaths_cfg.verify.readers import read_configs
+
+INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
+PLATFORMS = ("frr", "linux", "eos", "sonic")
+ROUTES_FILE = {
+    "frr": "configs/frr/{}/frr.conf",
+    "linux": "configs/linux/{}.sh",
+    "eos": "configs/eos/{}.cfg",
+    "sonic": "configs/sonic/{}/frr.conf",
+}
+ADDRESS_FILE = {
+    "frr": "configs/frr/{}/interfaces.sh",
+    "linux": "configs/linux/{}.sh",
+    "eos": "configs/eos/{}.cfg",
+    "sonic": "configs/sonic/{}/config_db.json",
+}
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("slimfly-q5")
+    compiled = api.compile_fabric(INVENTORY)
+    api.build_output(compiled, platforms=list(PLATFORMS)).commit(out)
+    return out
+
+
+@pytest.fixture
+def out(pristine: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "out"
+    shutil.copytree(pristine, copy)
+    return copy
+
+
+def _verify(out: Path, platform: str) -> list[Finding]:
+    loaded = load_compiled(out)
+    return check_forwarding(loaded, read_configs(loaded, platform)).findings
+
+
+def _prefix(loaded: LoadedCompiled, layer: int, t: int) -> str:
+    return str(loaded.data["addressing"]["switches"][t]["subnets"][layer - 1]["v4"])
+
+
+def _hop_address(loaded: LoadedCompiled, s: int, n: int) -> str:
+    index = loaded.fabric.link_between[(s, n)]
+    side = "a" if loaded.fabric.links[index].a == n else "b"
+    return str(loaded.data["addressing"]["links"][index][f"{side}_v4"]).split("/")[0]
+
+
+def _edit_route(
+    out: Path, platform: str, switch: str, prefix: str, change: Callable[[str], str | None]
+) -> int:
+    """Apply `change` to the route line for `prefix` (None deletes it); returns its line."""
+    path = out / ROUTES_FILE[platform].format(switch)
+    lines = path.read_text().splitlines(keepends=True)
+    for number, text in enumerate(lines, start=1):
+        words = text.split()
+        if prefix in words and "route" in words:
+            changed = change(text)
+            lines[number - 1 : number] = [] if changed is None else [changed]
+            path.write_text("".join(lines))
+            return number
+    raise AssertionError(f"no route to {prefix} in {path}")
+
+
+def _drop_address(path: Path, address: str) -> None:
+    """Remove every line (or config_db key) that configures `address` (with prefix length)."""
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        for table in data.values():
+            for key in [k for k in table if k.endswith(f"|{address}")]:
+                del table[key]
+        path.write_text(json.dumps(data, indent=2))
+        return
+    lines = path.read_text().splitlines(True)
+    kept = [x for x in lines if f"{address} " not in x and not x.rstrip().endswith(address)]
+    assert len(kept) < len(lines), f"{address} not in {path}"
+    if path.suffix == ".cfg":
+        # EOS: when the primary SVI address goes, the first secondary takes its place.
+        for i, text in enumerate(kept):
+            if text.strip().startswith("ip address") and text.rstrip().endswith(" secondary"):
+                if not kept[i - 1].strip().startswith("ip address"):
+                    kept[i] = text.replace(" secondary", "")
+                break
+    path.write_text("".join(kept))
+
+
+def _only(findings: list[Finding]) -> Finding:
+    assert len(findings) == 1, "\n".join(str(f) for f in findings)
+    return findings[0]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_pristine_output_verifies(pristine: Path, platform: str) -> None:
+    assert [str(f) for f in _verify(pristine, platform)] == []
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_deleted_route_is_reported_as_missing_at_its_switch(out: Path, platform: str) -> None:
+    loaded = load_compiled(out)
+    s, t = 4, 31
+    names = [sw.name for sw in loaded.fabric.switches]
+    _edit_route(out, platform, names[s], _prefix(loaded, 2, t), lambda _: None)
+    finding = _only(_verify(out, platform))
+    assert finding.kind == MISSING_ROUTE
+    assert (finding.layer, finding.source, finding.destination) == (2, names[s], names[t])
+    assert finding.location is not None
+    assert finding.location.file == ROUTES_FILE[platform].format(names[s])
+    assert _prefix(loaded, 2, t) in finding.message
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_route_to_the_wrong_neighbour_loops_and_names_the_line(out: Path, platform: str) -> None:
+    loaded = load_compiled(out)
+    layer, s = 3, 7
+    nh = loaded.next_hop[layer - 1]
+    # A neighbour in the layer that sends t straight back through s closes a two-hop loop.
+    t, n = next(
+        (t, n)
+        for t in range(loaded.fabric.nr)
+        for n in range(loaded.fabric.nr)
+        if t != s
+        and (s, n) in loaded.fabric.link_between
+        and loaded.layer_masks[layer - 1][loaded.fabric.link_between[(s, n)]]
+        and nh[n, t] == s
+    )
+    right = _hop_address(loaded, s, int(nh[s, t]))
+    wrong = _hop_address(loaded, s, n)
+    names = [sw.name for sw in loaded.fabric.switches]
+    line = _edit_route(
+        out, platform, names[s], _prefix(loaded, layer, t), lambda text: text.replace(right, wrong)
+    )
+    finding = _only(_verify(out, platform))
+    assert finding.kind == NOT_SHORTEST
+    assert finding.location is not None
+    assert (finding.location.file, finding.location.line) == (
+        ROUTES_FILE[platform].format(names[s]),
+        line,
+    )
+    assert finding.layer == layer
+    assert finding.path[:3] == (names[s], names[n], names[s])
+    assert "loops" in finding.message
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_route_over_a_link_outside_the_layer_is_reported(out: Path, platform: str) -> None:
+    loaded = load_compiled(out)
+    layer = 2
+    mask = loaded.layer_masks[layer - 1]
+    link = loaded.fabric.links[int(np.flatnonzero(~mask)[0])]
+    s, n = link.a, link.b
+    t = next(t for t in range(loaded.fabric.nr) if t not in (s, n))
+    right = _hop_address(loaded, s, int(loaded.next_hop[layer - 1, s, t]))
+    wrong = _hop_address(loaded, s, n)
+    names = [sw.name for sw in loaded.fabric.switches]
+    line = _edit_route(
+        out, platform, names[s], _prefix(loaded, layer, t), lambda text: text.replace(right, wrong)
+    )
+    finding = _only(_verify(out, platform))
+    assert finding.kind == OUTSIDE_LAYER
+    assert finding.location is not None and finding.location.line == line
+    assert f"link {link.index}" in finding.message
+
+
+def test_next_hop_that_is_no_neighbour_is_reported(out: Path) -> None:
+    loaded = load_compiled(out)
+    s, t = 0, 9
+    stranger = next(li for li in loaded.fabric.links if s not in (li.a, li.b))
+    right = _hop_address(loaded, s, int(loaded.next_hop[0, s, t]))
+    wrong = _hop_address(loaded, stranger.a, stranger.b)
+    name = loaded.fabric.switches[s].name
+    line = _edit_route(out, "frr", name, _prefix(loaded, 1, t), lambda x: x.replace(right, wrong))
+    finding = _only(_verify(out, "frr"))
+    assert finding.kind == BAD_NEXT_HOP
+    assert finding.location is not None and finding.location.line == line
+
+
+@pytest.mark.parametrize("platform", ["frr", "linux"])
+def test_dropped_host_route_makes_that_host_unreachable(out: Path, platform: str) -> None:
+    loaded = load_compiled(out)
+    host = loaded.fabric.hosts[5]
+    address = loaded.data["addressing"]["hosts"][5]["addresses"][2]["v4"].split("/")[0]
+    switch = loaded.fabric.switches[host.switch].name
+    path = out / ADDRESS_FILE[platform].format(switch)
+    path.write_text(
+        "".join(x for x in path.read_text().splitlines(True) if f"{address}/32 dev" not in x)
+    )
+    finding = _only(_verify(out, platform))
+    assert finding.kind == MISSING_HOST_ADDRESS
+    assert (finding.layer, finding.destination) == (3, host.name)
+    assert finding.location is not None
+    assert finding.location.file == ADDRESS_FILE[platform].format(switch)
+
+
+def test_dropped_address_in_a_host_plan_is_reported(out: Path) -> None:
+    loaded = load_compiled(out)
+    host = loaded.fabric.hosts[11]
+    address = loaded.data["addressing"]["hosts"][11]["addresses"][1]["v4"]
+    path = out / "hosts" / f"{host.name}.sh"
+    path.write_text("".join(x for x in path.read_text().splitlines(True) if address not in x))
+    finding = _only(_verify(out, "eos"))
+    assert finding.kind == MISSING_HOST_ADDRESS
+    assert (finding.layer, finding.destination) == (2, host.name)
+    assert finding.location is not None and finding.location.file == f"hosts/{host.name}.sh"
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_dropped_gateway_is_reported(out: Path, platform: str) -> None:
+    loaded = load_compiled(out)
+    switch = loaded.fabric.switches[12].name
+    gateway = loaded.data["addressing"]["switches"][12]["subnets"][3]["gateway_v4"]
+    prefix_length = loaded.data["addressing"]["switches"][12]["subnets"][3]["v4"].split("/")[1]
+    _drop_address(out / ADDRESS_FILE[platform].format(switch), f"{gateway}/{prefix_length}")
+    finding = _only(_verify(out, platform))
+    assert finding.kind == MISSING_ADDRESS
+    assert finding.layer == 4 and gateway in finding.message
+    assert finding.location is not None
+    assert finding.location.file == ADDRESS_FILE[platform].format(switch)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_dropped_link_address_is_reported_on_its_port(out: Path, platform: str) -> None:
+    loaded = load_compiled(out)
+    link = loaded.fabric.links[20]
+    address = loaded.data["addressing"]["links"][20]["b_v4"]
+    switch = loaded.fabric.switches[link.b].name
+    _drop_address(out / ADDRESS_FILE[platform].format(switch), address)
+    finding = _only(_verify(out, platform))
+    assert finding.kind == MISSING_ADDRESS
+    assert link.b_port in finding.message and address in finding.message
+
+
+@pytest.mark.parametrize("platform", ["frr", "linux", "eos"])
+def test_a_line_the_reader_does_not_know_is_reported_not_skipped(out: Path, platform: str) -> None:
+    name = load_compiled(out).fabric.switches[3].name
+    path = out / ROUTES_FILE[platform].format(name)
+    lines = path.read_text().splitlines(True)
+    lines.insert(9, "ip rout 10.9.9.0/24 172.16.0.1\n")
+    path.write_text("".join(lines))
+    finding = _only(_verify(out, platform))
+    assert finding.kind == UNPARSED
+    assert finding.location is not None and finding.location.line == 10
+
+
+@pytest.fixture(scope="module")
+def vlan_pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("slimfly-q5-vlan")
+    inventory = folder / "slimfly-q5-vlan.yaml"
+    inventory.write_text(INVENTORY.read_text().replace("encoding: prefix", "encoding: vlan"))
+    out = folder / "out"
+    api.build_output(api.compile_fabric(inventory), platforms=["eos"]).commit(out)
+    return out
+
+
+@pytest.fixture
+def vlan_out(vlan_pristine: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "out"
+    shutil.copytree(vlan_pristine, copy)
+    return copy
+
+
+def _mac_line(loaded: LoadedCompiled, host: int, layer: int) -> str:
+    mac = loaded.data["addressing"]["hosts"][host]["mac"].replace(":", "")
+    vlan = next(v["vlan"] for v in loaded.data["addressing"]["vlans"] if v["layer"] == layer)
+    return f"mac address-table static {mac[0:4]}.{mac[4:8]}.{mac[8:12]} vlan {vlan} interface "
+
+
+def test_vlan_pristine_output_verifies(vlan_pristine: Path) -> None:
+    assert [str(f) for f in _verify(vlan_pristine, "eos")] == []
+
+
+def test_vlan_deleted_mac_entry_is_a_missing_entry_for_that_host(vlan_out: Path) -> None:
+    loaded = load_compiled(vlan_out)
+    host, layer, s = 77, 2, 3
+    name = loaded.fabric.switches[s].name
+    path = vlan_out / ROUTES_FILE["eos"].format(name)
+    needle = _mac_line(loaded, host, layer)
+    path.write_text("".join(x for x in path.read_text().splitlines(True) if needle not in x))
+    finding = _only(_verify(vlan_out, "eos"))
+    assert finding.kind == MISSING_ROUTE
+    assert (finding.layer, finding.source, finding.destination) == (
+        layer,
+        name,
+        loaded.fabric.hosts[host].name,
+    )
+
+
+def test_vlan_entry_towards_the_wrong_port_loops(vlan_out: Path) -> None:
+    loaded = load_compiled(vlan_out)
+    layer, s = 1, 0
+    nh = loaded.next_hop[layer - 1]
+    fabric = loaded.fabric
+    host = next(
+        h
+        for h in fabric.hosts
+        if h.switch != s
+        and any(nh[n, h.switch] == s for n in range(fabric.nr) if (s, n) in fabric.link_between)
+    )
+    back = next(
+        n for n in range(fabric.nr) if (s, n) in fabric.link_between and nh[n, host.switch] == s
+    )
+    name = fabric.switches[s].name
+    path = vlan_out / ROUTES_FILE["eos"].format(name)
+    needle = _mac_line(loaded, host.index, layer)
+    lines = path.read_text().splitlines(True)
+    number = next(i for i, x in enumerate(lines, start=1) if x.startswith(needle))
+    lines[number - 1] = needle + fabric.port_towards(s, back) + "\n"
+    path.write_text("".join(lines))
+    finding = _only(_verify(vlan_out, "eos"))
+    assert finding.kind == NOT_SHORTEST
+    assert finding.location is not None and finding.location.line == number
+    assert "loops" in finding.message
+
+
+def test_vlan_trunk_missing_a_layer_is_reported_at_its_line(vlan_out: Path) -> None:
+    loaded = load_compiled(vlan_out)
+    name = loaded.fabric.switches[0].name
+    path = vlan_out / ROUTES_FILE["eos"].format(name)
+    lines = path.read_text().splitlines(True)
+    number = next(
+        i for i, x in enumerate(lines, start=1) if "switchport trunk allowed vlan 100-102" in x
+    )
+    lines[number - 1] = lines[number - 1].replace("100-102", "100,102")
+    path.write_text("".join(lines))
+    finding = _only(_verify(vlan_out, "eos"))
+    assert finding.kind == OUTSIDE_LAYER
+    assert finding.location is not None and finding.location.line == number
+    assert "VLANs [100, 102]" in finding.message and "[100, 101, 102]" in finding.message
