@@ -12,8 +12,10 @@ import numpy as np
 from fatpaths_cfg import _native
 from fatpaths_cfg.addressing import AddressPlan, allocate_addresses
 from fatpaths_cfg.compiled import CompiledFabric
+from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
+from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
 from fatpaths_cfg.layers import layers_or_user_error
 from fatpaths_cfg.output import OutputTree, npz_bytes
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
@@ -139,7 +141,21 @@ def build_output(
     tree.add_text("report.md", report_markdown(report))
     progress("rendering configs and host plans")
     render_into(tree, compiled, plan, selection, tick)
+    tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))
     return tree
+
+
+def refuse_running_lab(target: Path) -> None:
+    """Compiling swaps the whole directory, which would orphan a running lab's state file (and
+    with it `lab down`)."""
+    state = target / "lab" / "state.json"
+    if state.is_file():
+        raise UserErrors.single(
+            str(state),
+            "",
+            "a lab is running from this output directory",
+            f"run `fatpaths lab down {target}` first, or compile into another directory",
+        )
 
 
 # Rendered per switch or host: the parts of an earlier output that a --limit run keeps.
@@ -163,5 +179,6 @@ def compile_to_directory(
 ) -> CompileSummary:
     compiled = compile_fabric(inventory, seed, progress)
     tree = build_output(compiled, progress)
+    refuse_running_lab(out)
     written, unchanged = tree.commit(out)
     return CompileSummary(out, written, unchanged, tree.total_bytes)

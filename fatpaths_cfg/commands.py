@@ -94,6 +94,7 @@ def compile_command(
         tree = run_or_exit(lambda: api.build_output(compiled, progress, platforms, switches, tick))
         if switches:
             api.keep_earlier_output(tree, target)
+        run_or_exit(lambda: api.refuse_running_lab(target))
         written, unchanged = tree.commit(target)
     console.print(
         f"compiled [bold]{compiled.name}[/]: {compiled.fabric.nr} switches, "
@@ -204,4 +205,5 @@ def add_commands(app: typer.Typer) -> None:
 FEATURE_MODULES: tuple[str, ...] = (
     "fatpaths_cfg.analysis.commands",
     "fatpaths_cfg.sim.commands",
+    "fatpaths_cfg.lab.commands",
 )

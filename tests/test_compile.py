@@ -147,3 +147,14 @@ def test_ecmp_route_counts_exceed_single_next_hop() -> None:
     # edge switches reach the 6 other edge switches outside their pod over 2 aggregation
     # switches each, so ECMP tables must be larger than one entry per destination.
     assert max(compiled.route_counts) > compiled.fabric.nr - 1
+
+
+def test_compile_refuses_to_replace_a_running_lab(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    api.compile_to_directory(SLIMFLY_Q5, out)
+    state = out / "lab" / "state.json"
+    state.write_text("{}")
+    with pytest.raises(UserErrors) as raised:
+        api.compile_to_directory(SLIMFLY_Q5, out)
+    assert "lab down" in str(raised.value)
+    assert state.is_file()

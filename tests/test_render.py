@@ -116,7 +116,7 @@ def test_every_host_plan_holds_one_address_per_layer(
         addresses = re.findall(r"^ip addr replace (\S+) dev eth0$", script, re.M)
         assert len(addresses) == len(slimfly.layers) == 4
         assert len({ipaddress.IPv4Interface(a).network for a in addresses}) == 4
-        endpoints = re.findall(r"^ip mptcp endpoint add (\S+) dev eth0 subflow$", script, re.M)
+        endpoints = re.findall(r"^ip mptcp endpoint add (\S+) dev eth0 signal$", script, re.M)
         assert endpoints == [a.split("/")[0] for a in addresses[1:]]
         assert "ip mptcp limits set subflow 3 add_addr_accepted 3" in script
 

@@ -16,6 +16,7 @@ from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.verify.checker import (
     BAD_NEXT_HOP,
     MISSING_ADDRESS,
+    MISSING_CONFIG,
     MISSING_HOST_ADDRESS,
     MISSING_ROUTE,
     NOT_SHORTEST,
@@ -351,3 +352,52 @@ def test_vlan_trunk_missing_a_layer_is_reported_at_its_line(vlan_out: Path) -> N
     assert finding.kind == OUTSIDE_LAYER
     assert finding.location is not None and finding.location.line == number
     assert "VLANs [100, 102]" in finding.message and "[100, 101, 102]" in finding.message
+
+
+def test_a_missing_switch_config_is_reported_once(out: Path) -> None:
+    name = load_compiled(out).fabric.switches[8].name
+    shutil.rmtree(out / "configs" / "frr" / name)
+    finding = _only(_verify(out, "frr"))
+    assert finding.kind == MISSING_CONFIG
+    assert finding.source == name
+
+
+@pytest.fixture(scope="module")
+def ecmp_pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("hyperx-ecmp")
+    inventory = folder / "hyperx-ecmp.yaml"
+    inventory.write_text(
+        "fabric: hx-ecmp\n"
+        "generate: {kind: hyperx, L: 2, S: 4}\n"
+        "routing: {layers: 3, rho: 0.7, seed: 2, ecmp_within_layer: true}\n"
+        "addressing: {family: ipv6}\n"
+    )
+    out = folder / "out"
+    api.build_output(api.compile_fabric(inventory), platforms=["frr", "linux"]).commit(out)
+    return out
+
+
+@pytest.mark.parametrize("platform", ["frr", "linux"])
+def test_ipv6_ecmp_output_verifies_and_a_dropped_member_is_named(
+    ecmp_pristine: Path, tmp_path: Path, platform: str
+) -> None:
+    assert [str(f) for f in _verify(ecmp_pristine, platform)] == []
+    out = tmp_path / "out"
+    shutil.copytree(ecmp_pristine, out)
+    name = load_compiled(out).fabric.switches[0].name
+    path = out / ROUTES_FILE[platform].format(name)
+    lines = path.read_text().splitlines(True)
+    if platform == "linux":
+        number = next(i for i, x in enumerate(lines) if " nexthop via " in x)
+        words = lines[number].split()
+        prefix = words[4]
+        lines[number] = f"ip -6 route replace {prefix} via {words[7]}\n"
+    else:
+        routes = [x.split() for x in lines if x.startswith("ipv6 route ")]
+        prefix = next(p[2] for i, p in enumerate(routes[:-1]) if routes[i + 1][2] == p[2])
+        number = next(i for i, x in enumerate(lines) if x.split()[2:3] == [prefix])
+        del lines[number]
+    path.write_text("".join(lines))
+    finding = _only(_verify(out, platform))
+    assert finding.kind == MISSING_ROUTE
+    assert f"has 1 of 2 equal-cost next hops towards {prefix}" in finding.message

@@ -165,9 +165,7 @@ def reference_distances(
     return dist, adjacency, ranks
 
 
-def _resolve(
-    parsed: ParsedConfigs, index: AddressIndex, nr: int, names: dict[str, int]
-) -> _RouteArrays:
+def _resolve(parsed: ParsedConfigs, index: AddressIndex, nr: int) -> _RouteArrays:
     routes = parsed.routes
     subnet_code = {prefix: table * nr + t for prefix, (table, t) in index.subnet.items()}
     addresses = list(index.link_address)
@@ -487,7 +485,7 @@ class _Checker:
             already = self.check_mac_completeness()
             self.check_trunks()
         else:
-            r = _resolve(parsed, self.index, self.nr, {n: i for i, n in enumerate(self.names)})
+            r = _resolve(parsed, self.index, self.nr)
         self.result.routes = len(r.table)
         forwarding = (r.table >= 0) & (r.hop >= 0) & (r.hop != r.switch)
         for table in range(self.table_count):
@@ -539,6 +537,8 @@ class _Checker:
             )
             if where < 0 and (table, at, t) in already:
                 continue  # named host by host by the static MAC check
+            if where < 0 and self.names[at] not in parsed.switch_file:
+                continue  # the whole config is missing, reported once as such
             if where < 0:
                 prefix = self.index.subnet_of.get((table, t), f"subnet of {self.names[t]}")
                 self.add(
@@ -561,6 +561,45 @@ class _Checker:
         for where in np.flatnonzero(fault >= 0).tolist():
             if where not in reported_rows:
                 self.add(self.route_finding(r, fault, where, "", (), counts))
+        if self.loaded.data["layers"] and self.loaded.data["layers"][0].get("ecmp"):
+            self.check_equal_cost_sets(r, fault, row)
+
+    def check_equal_cost_sets(self, r: _RouteArrays, fault: np.ndarray, first: np.ndarray) -> None:
+        """With ECMP inside layers, fabric.json promises every neighbour one hop closer as a next
+        hop: a missing member halves a pair's bandwidth without breaking any walk."""
+        nr = self.nr
+        sound = fault < 0
+        keys = np.unique(
+            ((r.table[sound] * nr + r.switch[sound]) * nr + r.dest[sound]) * nr + r.hop[sound]
+        )
+        have = np.bincount(keys // nr, minlength=self.table_count * nr * nr).reshape(
+            self.table_count, nr, nr
+        )
+        for table in range(self.table_count):
+            layer = self.index.layer_of_table(table) - 1
+            dist = self.dist[layer]
+            adjacency = self.adjacency[layer].astype(np.float32)
+            want = np.zeros((nr, nr), dtype=np.int64)
+            for hops in range(1, int(dist[dist < UNREACHABLE].max(initial=0)) + 1):
+                closer = adjacency @ (dist == hops - 1).astype(np.float32)
+                here = dist == hops
+                want[here] = closer[here].astype(np.int64)
+            short = (have[table] < want) & (first[table] >= 0)
+            for s, t in zip(*np.nonzero(short), strict=True):
+                if self.names[int(s)] not in self.parsed.switch_file:
+                    continue
+                self.add(
+                    Finding(
+                        MISSING_ROUTE,
+                        f"{self.index.table_name(table)}: {self.names[s]} has "
+                        f"{have[table, s, t]} of {want[s, t]} equal-cost next hops towards "
+                        f"{self.index.subnet_of.get((table, int(t)), self.names[t])}",
+                        self.switch_location(int(s)),
+                        layer + 1,
+                        self.names[s],
+                        self.names[t],
+                    )
+                )
 
     def route_finding(
         self,

@@ -266,8 +266,6 @@ def _read_switch(
     kernel = platform in ("frr", "linux")
     ifnames = _ifname_map(loaded, switch) if kernel else {}
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
-    if kernel:
-        parsed.host_route_switches.add(name)
     base = f"configs/{platform}"
     readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
         "frr": [
@@ -284,6 +282,8 @@ def _read_switch(
     files = readers[platform]
     if not all((out / relative).is_file() for relative, _ in files):
         return False
+    if kernel:
+        parsed.host_route_switches.add(name)
     for relative, read in files:
         read(relative)
     return True

@@ -52,5 +52,5 @@ ip neigh replace 10.0.0.170 lladdr 02:fa:00:00:00:0a dev eth0.102 nud permanent
 ip neigh replace 10.0.0.171 lladdr 02:fa:00:00:00:0b dev eth0.102 nud permanent
 ip mptcp limits set subflow 2 add_addr_accepted 2
 ip mptcp endpoint flush
-ip mptcp endpoint add 10.0.0.82 dev eth0.101 subflow
-ip mptcp endpoint add 10.0.0.146 dev eth0.102 subflow
+ip mptcp endpoint add 10.0.0.82 dev eth0.101 signal
+ip mptcp endpoint add 10.0.0.146 dev eth0.102 signal

@@ -8,8 +8,9 @@ ip addr replace 10.0.0.83/29 dev eth0
 ip addr replace 10.0.0.147/29 dev eth0
 # The destination address picks the layer, so every layer leaves through the same gateway.
 ip route replace 10.0.0.0/8 via 10.0.0.17 dev eth0 src 10.0.0.19
-# MPTCP: a subflow from every further layer address spreads one connection over the layers.
+# MPTCP: the destination address picks the layer, so this host announces its further layer
+# addresses (`signal`) and a peer opens one subflow to each: one connection, one subflow per layer.
 ip mptcp limits set subflow 2 add_addr_accepted 2
 ip mptcp endpoint flush
-ip mptcp endpoint add 10.0.0.83 dev eth0 subflow
-ip mptcp endpoint add 10.0.0.147 dev eth0 subflow
+ip mptcp endpoint add 10.0.0.83 dev eth0 signal
+ip mptcp endpoint add 10.0.0.147 dev eth0 signal

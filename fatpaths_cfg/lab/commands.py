@@ -1,0 +1,119 @@
+"""`fatpaths lab ...`: up, test, fail, repair, down, clab, mptcp."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from fatpaths_cfg.commands import run_or_exit
+
+console = Console()
+OUT_ARG = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")
+
+
+def lab_up(out: Path = OUT_ARG) -> None:
+    """Run the compiled fabric in network namespaces with FRR (needs root)."""
+    from fatpaths_cfg.lab.lifecycle import up
+
+    with console.status("lab up") as status:
+        summary = run_or_exit(lambda: up(out, lambda text: status.update(f"lab up: {text}")))
+    figures = ", ".join(f"{k} {v} s" for k, v in summary.timings.items() if k != "total")
+    console.print(
+        f"lab up: {summary.switches} switches, {summary.hosts} hosts, {summary.veths} veth "
+        f"pairs, {summary.daemons} FRR daemons in {summary.seconds} s ({figures})"
+    )
+
+
+def lab_test(
+    out: Path = OUT_ARG,
+    traces: int = typer.Option(8, "--traces", help="Traceroutes per layer."),
+) -> None:
+    """Ping every (switch, switch, layer) triple, traceroute a sample; non-zero on failure."""
+    from fatpaths_cfg.lab.lifecycle import load_up
+    from fatpaths_cfg.lab.probe import run_lab_test
+    from fatpaths_cfg.lab.report import print_report
+
+    plan, state = run_or_exit(lambda: load_up(out))
+    with console.status("lab test: pinging"):
+        report = run_lab_test(plan, state.failed_links, traces)
+    print_report(console, plan, report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def lab_fail(
+    out: Path = OUT_ARG,
+    link: str = typer.Argument(..., help="Link index, SWITCH:PORT of either end, or SW-SW."),
+) -> None:
+    """Set a link down (both ends)."""
+    from fatpaths_cfg.lab.lifecycle import fail
+
+    index = run_or_exit(lambda: fail(out, link))
+    console.print(f"link {index} is down; run `fatpaths lab test {out}` to see what broke")
+
+
+def lab_repair(
+    out: Path = OUT_ARG,
+    link: str | None = typer.Argument(None, help="Link to repair (default: every failed one)."),
+) -> None:
+    """Bring failed links back up and wait until their routes are back."""
+    from fatpaths_cfg.lab.lifecycle import repair
+
+    repaired = run_or_exit(lambda: repair(out, link))
+    console.print(f"repaired links: {', '.join(map(str, repaired)) or 'none'}")
+
+
+def lab_down(out: Path = OUT_ARG) -> None:
+    """Remove exactly what `lab up` created (also after a crash half-way through)."""
+    from fatpaths_cfg.lab.lifecycle import down
+
+    summary = run_or_exit(lambda: down(out))
+    if summary is None:
+        console.print(f"no lab state in {out / 'lab'}: nothing to remove")
+        return
+    console.print(
+        f"lab down: {summary.namespaces} namespaces deleted, {summary.daemons} daemons "
+        f"stopped, {summary.stray_processes} stray processes ended"
+    )
+
+
+def lab_clab(
+    out: Path = OUT_ARG,
+    frr_image: str = typer.Option("quay.io/frrouting/frr:8.4.4", help="Image of frr switches."),
+    host_image: str = typer.Option("wbitt/network-multitool:latest", help="Image of hosts."),
+    sonic_image: str = typer.Option("docker-sonic-vs:latest", help="Image of sonic switches."),
+    ceos_image: str = typer.Option("ceos:4.32.0F", help="Image of eos switches."),
+) -> None:
+    """Write OUT/lab/<fabric>.clab.yml, a containerlab topology of the compiled fabric."""
+    from fatpaths_cfg.lab.clab import ClabImages, write_clab
+
+    images = ClabImages(frr_image, host_image, sonic_image, ceos_image)
+    path = run_or_exit(lambda: write_clab(out, images))
+    console.print(f"wrote {path}")
+
+
+def lab_mptcp(
+    out: Path = OUT_ARG,
+    seconds: float = typer.Option(6.0, help="Transfer duration."),
+) -> None:
+    """One MPTCP connection with a subflow per layer; fail a single-layer link mid-transfer."""
+    from fatpaths_cfg.lab.mptcp import print_demo, run_demo
+
+    result = run_or_exit(lambda: run_demo(out, seconds))
+    print_demo(console, result)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def add_commands(app: typer.Typer) -> None:
+    lab = typer.Typer(help="Run a compiled fabric in network namespaces.", no_args_is_help=True)
+    lab.command("up")(lab_up)
+    lab.command("test")(lab_test)
+    lab.command("fail")(lab_fail)
+    lab.command("repair")(lab_repair)
+    lab.command("down")(lab_down)
+    lab.command("clab")(lab_clab)
+    lab.command("mptcp")(lab_mptcp)
+    app.add_typer(lab, name="lab")

@@ -1,0 +1,294 @@
+"""`lab up`, `down`, `fail` and `repair`: create and remove the lab, break and mend links."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.lab import frr
+from fatpaths_cfg.lab.names import RUNTIME_ROOT
+from fatpaths_cfg.lab.netns import (
+    LabCommandError,
+    existing_netns,
+    in_netns,
+    ip_batch,
+    netns_pids,
+    parallel,
+    run,
+)
+from fatpaths_cfg.lab.plan import LabPlan, SwitchNode, VethPair, build_plan
+from fatpaths_cfg.lab.state import LabState, load_state
+
+Progress = Callable[[str], None]
+
+# Lab harness settings, not fabric config: keep IPv6 link addresses across `lab fail`, and let
+# every router answer each traceroute probe (the default ICMP rate limit drops concurrent ones).
+_SWITCH_PRELUDE = (
+    "ip link set lo up; "
+    "sysctl -qw net.ipv6.conf.all.keep_addr_on_down=1 2>/dev/null; "
+    "sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_burst=10000 "
+    "net.ipv4.icmp_msgs_per_sec=100000; "
+)
+_HOST_PRELUDE = (
+    "ip link set lo up; "
+    "sysctl -qw net.ipv4.icmp_msgs_burst=10000 net.ipv4.icmp_msgs_per_sec=100000; "
+)
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+_NEIGH = Path("/proc/sys/net/{family}/neigh/default/gc_thresh{n}")
+
+
+def _raise_neighbour_limits(plan: LabPlan, state: LabState) -> None:
+    """The ARP/ND tables are shared by all namespaces (default hard limit 1024 entries): a
+    q=5 Slim Fly needs ~1,750, and an overflowing table silently drops first packets. Only
+    ever raised, and the previous values are recorded so `down` puts them back."""
+    layers = len(plan.layer_ids)
+    needed = 2 * (2 * len(plan.links) + len(plan.hosts) * (layers + 1)) + 1024
+    for family in ("ipv4", "ipv6"):
+        hard = Path(str(_NEIGH).format(family=family, n=3))
+        soft = Path(str(_NEIGH).format(family=family, n=2))
+        if not hard.exists() or int(hard.read_text()) >= needed:
+            continue
+        state.sysctls[str(hard)] = int(hard.read_text())
+        state.sysctls[str(soft)] = int(soft.read_text())
+        state.save(plan.state_file)
+        hard.write_text(str(needed))
+        soft.write_text(str(needed * 3 // 4))
+
+
+def _restore_sysctls(state: LabState) -> None:
+    # Soft limit first: the kernel keeps gc_thresh2 <= gc_thresh3 only by convention.
+    for path, value in sorted(state.sysctls.items()):
+        Path(path).write_text(str(value))
+
+
+@dataclass(frozen=True)
+class UpSummary:
+    switches: int
+    hosts: int
+    veths: int
+    daemons: int
+    seconds: float
+    timings: dict[str, float]
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise UserErrors.single(
+            "fatpaths lab", "", "the lab needs root (network namespaces)", "run it with sudo"
+        )
+
+
+def _runtime_dir(plan: LabPlan) -> Path:
+    return RUNTIME_ROOT / plan.lab
+
+
+def up(out: Path, progress: Progress = _quiet) -> UpSummary:
+    plan = build_plan(out)
+    _require_root()
+    if load_state(plan.state_file) is not None:
+        raise UserErrors.single(
+            str(plan.state_file),
+            "",
+            "a lab of this output is already up (or half up)",
+            f"run `fatpaths lab down {out}` first",
+        )
+    namespaces = [n.netns for n in plan.switches] + [h.netns for h in plan.hosts]
+    clash = sorted(set(namespaces) & existing_netns())
+    if clash:
+        # Not in our state file, so not ours to reuse or remove.
+        raise UserErrors.single(
+            "ip netns",
+            "",
+            f"namespace {clash[0]} exists but no lab state records it",
+            f"remove it by hand (`ip netns del {clash[0]}`) if it is a leftover",
+        )
+    if any(n.platform == "frr" for n in plan.switches) and not frr.frr_available():
+        raise UserErrors.single(
+            str(frr.FRR_DIR), "", "FRR (zebra, staticd) is not installed", "apt-get install frr"
+        )
+    state = LabState(plan.lab, plan.name, str(out.resolve()), str(_runtime_dir(plan)))
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+
+    def step(name: str, begun: float) -> None:
+        timings[name] = round(time.monotonic() - begun, 2)
+        state.timings = dict(timings)
+        state.save(plan.state_file)
+
+    _raise_neighbour_limits(plan, state)
+    begun = time.monotonic()
+    progress(f"creating {len(namespaces)} namespaces")
+    state.namespaces = namespaces
+    state.save(plan.state_file)
+    ip_batch(f"netns add {ns}" for ns in namespaces)
+    pairs = plan.links + plan.uplinks
+    state.veths = [[p.a_ns, p.a_if, p.b_ns, p.b_if] for p in pairs]
+    state.save(plan.state_file)
+    progress(f"creating {len(pairs)} veth pairs")
+    ip_batch(
+        f"link add name {p.a_if} netns {p.a_ns} type veth peer name {p.b_if} netns {p.b_ns}"
+        for p in pairs
+    )
+    step("namespaces_and_veths", begun)
+
+    begun = time.monotonic()
+    progress(f"applying {len(plan.switches)} switch configs")
+    parallel(_apply_switch, plan.switches)
+    progress(f"applying {len(plan.hosts)} host plans")
+    parallel(
+        lambda h: run(in_netns(h.netns, ["sh", "-c", _HOST_PRELUDE + 'exec sh "$0"', str(h.plan)])),
+        plan.hosts,
+    )
+    step("configs", begun)
+
+    begun = time.monotonic()
+    frr_nodes = [n for n in plan.switches if n.platform == "frr"]
+    runtime = _runtime_dir(plan)
+    records = []
+    for node in frr_nodes:
+        frr.prepare_runtime(runtime, node)
+        records.extend(frr.daemon_records(runtime, node))
+    state.daemons = records
+    state.save(plan.state_file)
+    progress(f"starting {len(records)} FRR daemons")
+    # zebra before staticd in each namespace, namespaces side by side.
+    for daemon in frr.DAEMONS:
+        parallel(frr.start_daemon, [r for r in records if r.daemon == daemon])
+        state.save(plan.state_file)
+    step("frr", begun)
+
+    begun = time.monotonic()
+    frr.wait_for_routes(
+        plan.switches, on_wait=lambda n: progress(f"waiting for routes on {n} switches")
+    )
+    _check_forwarding(plan.switches)
+    step("routes", begun)
+    state.phase = "up"
+    timings["total"] = round(time.monotonic() - started, 2)
+    state.timings = timings
+    state.save(plan.state_file)
+    return UpSummary(
+        len(plan.switches), len(plan.hosts), len(pairs), len(records), timings["total"], timings
+    )
+
+
+def _apply_switch(node: SwitchNode) -> None:
+    script = str(node.setup_script)
+    run(in_netns(node.netns, ["sh", "-c", _SWITCH_PRELUDE + 'exec sh "$0"', script]))
+
+
+def _check_forwarding(nodes: list[SwitchNode]) -> None:
+    def forwarding(node: SwitchNode) -> str:
+        return run(in_netns(node.netns, ["sysctl", "-n", "net.ipv4.ip_forward"])).strip()
+
+    off = [
+        n.name for n, value in zip(nodes, parallel(forwarding, nodes), strict=True) if value != "1"
+    ]
+    if off:
+        raise LabCommandError(f"IPv4 forwarding is off on {', '.join(off[:5])} after config")
+
+
+@dataclass(frozen=True)
+class DownSummary:
+    namespaces: int
+    daemons: int
+    stray_processes: int
+
+
+def down(out: Path, progress: Progress = _quiet) -> DownSummary | None:
+    """Remove what the state file records; None if there is no lab of this output."""
+    _require_root()
+    state_file = out / "lab" / "state.json"
+    state = load_state(state_file)
+    if state is None:
+        return None
+    progress(f"stopping {len(state.daemons)} daemons")
+    stopped = sum(parallel(frr.stop_daemon, state.daemons))
+    ours = [ns for ns in state.namespaces if ns in existing_netns()]
+    # A process left inside one of our namespaces (a daemon started just before a crash, a
+    # hung ping) is ours by construction; anything outside them is never looked at.
+    strays = [pid for ns in ours for pid in netns_pids(ns)]
+    for pid in strays:
+        frr.terminate(pid)
+    progress(f"deleting {len(ours)} namespaces")
+    ip_batch(f"netns del {ns}" for ns in ours)
+    runtime = Path(state.runtime_dir)
+    if runtime.parent == RUNTIME_ROOT and runtime.name == state.lab and runtime.is_dir():
+        shutil.rmtree(runtime)
+    _restore_sysctls(state)
+    state_file.unlink()
+    return DownSummary(len(ours), stopped, len(strays))
+
+
+def load_up(out: Path) -> tuple[LabPlan, LabState]:
+    _require_root()
+    plan = build_plan(out)
+    state = load_state(plan.state_file)
+    if state is None or state.phase != "up":
+        raise UserErrors.single(
+            str(plan.state_file), "", "no lab of this output is up", f"run `fatpaths lab up {out}`"
+        )
+    return plan, state
+
+
+def resolve_link(plan: LabPlan, spec: str) -> int:
+    """A link given as its index, as `SWITCH:PORT` (either end) or as `SWITCH-SWITCH`."""
+    fabric = plan.compiled.fabric
+    if spec.isdigit() and int(spec) < len(fabric.links):
+        return int(spec)
+    names = [s.name for s in fabric.switches]
+    for link in fabric.links:
+        a, b = names[link.a], names[link.b]
+        if spec in (f"{a}:{link.a_port}", f"{b}:{link.b_port}", f"{a}-{b}", f"{b}-{a}"):
+            return link.index
+    raise UserErrors.single(
+        "LINK",
+        "",
+        f"no link {spec!r} in fabric {plan.name}",
+        "give a link index, SWITCH:PORT of either end, or SWITCH-SWITCH",
+    )
+
+
+def _set_link(pair: VethPair, updown: str) -> None:
+    run(["ip", "-n", pair.a_ns, "link", "set", pair.a_if, updown])
+    run(["ip", "-n", pair.b_ns, "link", "set", pair.b_if, updown])
+
+
+def fail(out: Path, spec: str) -> int:
+    plan, state = load_up(out)
+    index = resolve_link(plan, spec)
+    _set_link(plan.link_pair(index), "down")
+    if index not in state.failed_links:
+        state.failed_links.append(index)
+    state.save(plan.state_file)
+    return index
+
+
+def repair(out: Path, spec: str | None) -> list[int]:
+    """Bring one failed link (or all of them) back and wait until its routes are back."""
+    plan, state = load_up(out)
+    targets = list(state.failed_links) if spec is None else [resolve_link(plan, spec)]
+    touched: list[SwitchNode] = []
+    for index in targets:
+        _set_link(plan.link_pair(index), "up")
+        link = plan.compiled.fabric.links[index]
+        touched += [plan.switches[link.a], plan.switches[link.b]]
+    # The kernel dropped routes over the downed ports; zebra re-installs its own, a `linux`
+    # switch needs its (idempotent) script again.
+    for node in touched:
+        if node.platform == "linux":
+            _apply_switch(node)
+    frr.wait_for_routes(touched, timeout=30.0)
+    state.failed_links = [i for i in state.failed_links if i not in targets]
+    state.save(plan.state_file)
+    return targets

@@ -1,0 +1,209 @@
+"""The lab plan: which namespaces, veth pairs, config files and addresses a compiled fabric needs.
+
+Pure data computed from the compiled output directory; nothing here touches the kernel.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.errors import ErrorCollector, UserErrors
+from fatpaths_cfg.lab.names import HOST_UPLINK, host_netns, kernel_ifname, lab_id, switch_netns
+
+LAB_PLATFORMS = ("frr", "linux")
+_ROUTE_LINE = re.compile(r"^\s*(?:ip|ipv6) route (\S+)\s", re.MULTILINE)
+_SCRIPT_ROUTE = re.compile(r"ip (?:-[46] )?route (?:replace|add) (\S+)")
+
+
+@dataclass(frozen=True)
+class SwitchNode:
+    index: int
+    name: str
+    platform: str
+    netns: str
+    # frr: frr.conf + interfaces.sh; linux: one script that also installs the routes.
+    setup_script: Path
+    frr_conf: Path | None
+    routes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class HostNode:
+    index: int
+    name: str
+    switch: int
+    switch_ifname: str
+    netns: str
+    plan: Path
+    # Address (no prefix length) per layer id, v4 preferred: what pings and traceroutes target.
+    addresses: dict[int, str]
+
+
+@dataclass(frozen=True)
+class VethPair:
+    """One link or host uplink: `a_if` in `a_ns`, `b_if` in `b_ns`."""
+
+    link: int | None
+    a_ns: str
+    a_if: str
+    b_ns: str
+    b_if: str
+
+
+@dataclass(frozen=True)
+class LabPlan:
+    lab: str
+    out: Path
+    compiled: LoadedCompiled
+    switches: list[SwitchNode]
+    hosts: list[HostNode]
+    links: list[VethPair]
+    uplinks: list[VethPair]
+    # Every address a switch owns -> switch index: turns traceroute hops into switches.
+    switch_of_address: dict[str, int]
+
+    @property
+    def name(self) -> str:
+        return self.compiled.fabric.name
+
+    @property
+    def layer_ids(self) -> list[int]:
+        return [int(layer["id"]) for layer in self.compiled.data["layers"]]
+
+    @property
+    def lab_dir(self) -> Path:
+        return self.out / "lab"
+
+    @property
+    def state_file(self) -> Path:
+        return self.lab_dir / "state.json"
+
+    def link_pair(self, index: int) -> VethPair:
+        for pair in self.links:
+            if pair.link == index:
+                return pair
+        raise KeyError(index)
+
+
+def _bare(address: str | None) -> str | None:
+    return None if address is None else address.split("/")[0]
+
+
+def _switch_addresses(addressing: dict[str, Any], loaded: LoadedCompiled) -> dict[str, int]:
+    index = {s.name: s.index for s in loaded.fabric.switches}
+    owner: dict[str, int] = {}
+    for entry in addressing.get("switches", []):
+        s = index[entry["name"]]
+        for key in ("loopback_v4", "loopback_v6"):
+            if entry.get(key):
+                owner[str(_bare(entry[key]))] = s
+        for subnet in entry.get("subnets", []):
+            for key in ("gateway_v4", "gateway_v6"):
+                if subnet.get(key):
+                    owner[str(_bare(subnet[key]))] = s
+    for entry in addressing.get("links", []):
+        link = loaded.fabric.links[int(entry["index"])]
+        for side, s in (("a", link.a), ("b", link.b)):
+            for family in ("v4", "v6"):
+                value = entry.get(f"{side}_{family}")
+                if value:
+                    owner[str(ipaddress.ip_interface(value).ip)] = s
+    return owner
+
+
+def build_plan(out: Path) -> LabPlan:
+    """Read OUT and check it can run here; every problem is reported at once as a user error."""
+    loaded = load_compiled(out)
+    data = loaded.data
+    fabric_file = str(out / "fabric.json")
+    addressing = data.get("addressing")
+    if addressing is None:
+        raise UserErrors.single(
+            fabric_file,
+            "addressing",
+            "the compiled fabric has no address plan, so there is nothing to run",
+            "recompile with a fatpaths that renders configs and host plans",
+        )
+    if addressing.get("encoding") == "vlan":
+        raise UserErrors.single(
+            fabric_file,
+            "addressing.encoding",
+            "the lab cannot run the VLAN encoding: this kernel has no 802.1Q VLAN devices "
+            "and no VLAN-filtering bridge",
+            "set `addressing: {encoding: prefix}` in the inventory and recompile",
+        )
+    errors = ErrorCollector()
+    lab = lab_id(loaded.fabric.name, out)
+    switches: list[SwitchNode] = []
+    for s in loaded.fabric.switches:
+        node = _switch_node(out, lab, s.index, s.name, s.platform, errors)
+        if node is not None:
+            switches.append(node)
+    by_name = {entry["name"]: entry for entry in addressing.get("hosts", [])}
+    hosts: list[HostNode] = []
+    uplinks: list[VethPair] = []
+    for h in loaded.fabric.hosts:
+        plan_file = out / "hosts" / f"{h.name}.sh"
+        if not plan_file.is_file():
+            errors.add(str(plan_file), 0, "", "host plan missing", "recompile")
+        entry = by_name.get(h.name)
+        if entry is None:
+            errors.add(fabric_file, 0, "addressing.hosts", f"no addresses for host {h.name}")
+            continue
+        addresses = {
+            int(a["layer"]): str(_bare(a.get("v4") or a.get("v6"))) for a in entry["addresses"]
+        }
+        ns = host_netns(lab, h.index)
+        ifname = kernel_ifname(h.port)
+        hosts.append(HostNode(h.index, h.name, h.switch, ifname, ns, plan_file, addresses))
+        uplinks.append(VethPair(None, switch_netns(lab, h.switch), ifname, ns, HOST_UPLINK))
+    errors.raise_if_any()
+    links = [
+        VethPair(
+            link.index,
+            switch_netns(lab, link.a),
+            kernel_ifname(link.a_port),
+            switch_netns(lab, link.b),
+            kernel_ifname(link.b_port),
+        )
+        for link in loaded.fabric.links
+    ]
+    return LabPlan(
+        lab, out, loaded, switches, hosts, links, uplinks, _switch_addresses(addressing, loaded)
+    )
+
+
+def _switch_node(
+    out: Path, lab: str, index: int, name: str, platform: str, errors: ErrorCollector
+) -> SwitchNode | None:
+    if platform not in LAB_PLATFORMS:
+        errors.add(
+            str(out / "fabric.json"),
+            0,
+            f"switches[{index}].platform",
+            f"switch {name} has platform {platform!r}, which the lab cannot run",
+            f"the lab runs {' and '.join(LAB_PLATFORMS)}; use `fatpaths lab clab` for others",
+        )
+        return None
+    if platform == "frr":
+        folder = out / "configs" / "frr" / name
+        frr_conf: Path | None = folder / "frr.conf"
+        script = folder / "interfaces.sh"
+    else:
+        frr_conf = None
+        script = out / "configs" / "linux" / f"{name}.sh"
+    missing = [p for p in (script, frr_conf) if p is not None and not p.is_file()]
+    for path in missing:
+        errors.add(str(path), 0, "", f"compiled config of switch {name} missing", "recompile")
+    if missing:
+        return None
+    if frr_conf is not None:
+        routes = frozenset(_ROUTE_LINE.findall(frr_conf.read_text(encoding="utf-8")))
+    else:
+        routes = frozenset(_SCRIPT_ROUTE.findall(script.read_text(encoding="utf-8")))
+    return SwitchNode(index, name, platform, switch_netns(lab, index), script, frr_conf, routes)

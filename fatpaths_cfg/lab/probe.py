@@ -1,0 +1,256 @@
+"""`lab test`: real pings for every (source switch, destination switch, layer) and traceroutes
+whose hops must equal the compiled path.
+
+Pings leave from the layer's own source address, so the reply comes back on the same layer and
+a broken layer shows as broken whichever direction it broke in. With failed links the expected
+outcome of every probe is computed from the compiled tables, so `lab test` tells a failure the
+fabric predicts (a static layer crossing a dead link) from one it does not (a config bug).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fatpaths_cfg.lab.netns import in_netns, parallel, run
+from fatpaths_cfg.lab.plan import HostNode, LabPlan
+
+_HOP = re.compile(r"^\s*(\d+)\s+(\S+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Probe:
+    layer: int
+    src_switch: int
+    dst_switch: int
+    src: HostNode
+    dst: HostNode
+
+
+@dataclass
+class ProbeResult:
+    probe: Probe
+    ok: bool
+    # True: no compiled path of this probe (either direction) crosses a failed link.
+    expected_ok: bool
+
+
+@dataclass
+class TraceResult:
+    probe: Probe
+    hops: list[int | None]
+    expected: list[int]
+    ok: bool
+
+
+@dataclass
+class LabTestReport:
+    pings: list[ProbeResult]
+    traces: list[TraceResult]
+    failed_links: list[int]
+    seconds: float
+    layer_ids: list[int] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[ProbeResult]:
+        return [r for r in self.pings if not r.ok]
+
+    @property
+    def unexpected(self) -> list[ProbeResult]:
+        return [r for r in self.pings if not r.ok and r.expected_ok]
+
+    @property
+    def trace_failures(self) -> list[TraceResult]:
+        return [t for t in self.traces if not t.ok]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and not self.trace_failures
+
+    def pairs_with_a_working_layer(self) -> tuple[int, int]:
+        working: dict[tuple[int, int], bool] = defaultdict(bool)
+        for r in self.pings:
+            key = (r.probe.src_switch, r.probe.dst_switch)
+            working[key] = working[key] or r.ok
+        return sum(working.values()), len(working)
+
+
+def plan_probes(plan: LabPlan) -> list[Probe]:
+    """One probe per (layer, s, t), rotating over the hosts of s and t so all hosts take part."""
+    on_switch: dict[int, list[HostNode]] = defaultdict(list)
+    for host in plan.hosts:
+        on_switch[host.switch].append(host)
+    switches = sorted(on_switch)
+    probes = []
+    for layer in plan.layer_ids:
+        for s in switches:
+            for t in switches:
+                if s == t:
+                    continue
+                src = on_switch[s][(t + layer) % len(on_switch[s])]
+                dst = on_switch[t][(s + layer) % len(on_switch[t])]
+                probes.append(Probe(layer, s, t, src, dst))
+    return probes
+
+
+class PathModel:
+    """Compiled forwarding of every layer: the paths a probe may take, as switch sequences."""
+
+    def __init__(self, plan: LabPlan) -> None:
+        fabric = plan.compiled.fabric
+        self.dist = plan.compiled.dist
+        self.next_hop = plan.compiled.next_hop
+        self.ecmp = bool(plan.compiled.data["routing"].get("ecmp_within_layer"))
+        self.link_of = {(min(k.a, k.b), max(k.a, k.b)): k.index for k in fabric.links}
+        self.layer_links = [set(layer["links"]) for layer in plan.compiled.data["layers"]]
+        self.neighbours: dict[int, list[int]] = defaultdict(list)
+        for link in fabric.links:
+            self.neighbours[link.a].append(link.b)
+            self.neighbours[link.b].append(link.a)
+
+    def hops(self, layer: int, s: int, t: int) -> list[int]:
+        """Every switch a packet s -> t in this layer may visit next (ECMP gives several)."""
+        li = layer - 1
+        if not self.ecmp:
+            return [int(self.next_hop[li, s, t])]
+        d = int(self.dist[li, s, t])
+        return [
+            n
+            for n in self.neighbours[s]
+            if self.link_of[min(s, n), max(s, n)] in self.layer_links[li]
+            and int(self.dist[li, n, t]) == d - 1
+        ]
+
+    def links_used(self, layer: int, s: int, t: int) -> set[int]:
+        used: set[int] = set()
+        frontier = {s}
+        while frontier:
+            step: set[int] = set()
+            for u in frontier:
+                if u == t:
+                    continue
+                for n in self.hops(layer, s=u, t=t):
+                    if n < 0:
+                        continue
+                    used.add(self.link_of[min(u, n), max(u, n)])
+                    step.add(n)
+            frontier = step
+        return used
+
+    def path(self, layer: int, s: int, t: int) -> list[int]:
+        """The first-choice path (exact without ECMP)."""
+        path = [s]
+        while path[-1] != t and len(path) <= len(self.neighbours) + 1:
+            path.append(self.hops(layer, path[-1], t)[0])
+        return path
+
+    def is_path(self, layer: int, hops: list[int], t: int) -> bool:
+        if not hops or hops[-1] != t:
+            return False
+        return all(b in self.hops(layer, a, t) for a, b in itertools.pairwise(hops))
+
+
+def _ping_batch(batch: list[tuple[int, Probe]], wait: int) -> dict[int, bool]:
+    """All pings of one source host in one shell in its namespace, running side by side."""
+    lines = [
+        f"(ping -n -q -c1 -W{wait} -I {p.src.addresses[p.layer]} {p.dst.addresses[p.layer]}"
+        f" >/dev/null 2>&1 && echo ok {k} || echo fail {k}) &"
+        for k, p in batch
+    ]
+    out = run(in_netns(batch[0][1].src.netns, ["sh", "-c", "\n".join([*lines, "wait"])]))
+    results = {}
+    for line in out.splitlines():
+        verdict, _, key = line.partition(" ")
+        results[int(key)] = verdict == "ok"
+    return results
+
+
+def run_pings(probes: list[Probe], workers: int = 12) -> list[bool]:
+    def by_source(keys: list[int], wait: int) -> dict[int, bool]:
+        groups: dict[str, list[tuple[int, Probe]]] = defaultdict(list)
+        for k in keys:
+            groups[probes[k].src.netns].append((k, probes[k]))
+        merged: dict[int, bool] = {}
+        for part in parallel(lambda g: _ping_batch(g, wait), list(groups.values()), workers):
+            merged.update(part)
+        return merged
+
+    results = by_source(list(range(len(probes))), 1)
+    # One retry with a longer wait: a first packet can be lost to ARP resolution under load.
+    retry = [k for k, ok in results.items() if not ok]
+    if retry:
+        results.update(by_source(retry, 2))
+    return [results.get(k, False) for k in range(len(probes))]
+
+
+def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
+    out = run(
+        in_netns(
+            probe.src.netns,
+            [
+                "traceroute",
+                "-n",
+                "-q",
+                "1",
+                "-w",
+                "1",
+                "-m",
+                str(max_hops),
+                "-s",
+                probe.src.addresses[probe.layer],
+                probe.dst.addresses[probe.layer],
+            ],
+        ),
+        check=False,
+    )
+    hops: list[int | None] = []
+    for _, address in _HOP.findall(out):
+        if address == probe.dst.addresses[probe.layer]:
+            break
+        hops.append(plan.switch_of_address.get(address))
+    return hops
+
+
+def sample_traces(probes: list[Probe], per_layer: int, seed: int) -> list[Probe]:
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for layer in sorted({p.layer for p in probes}):
+        of_layer = [p for p in probes if p.layer == layer]
+        take = min(per_layer, len(of_layer))
+        chosen += [of_layer[i] for i in sorted(rng.choice(len(of_layer), take, replace=False))]
+    return chosen
+
+
+def run_lab_test(
+    plan: LabPlan, failed_links: list[int], traces_per_layer: int = 8
+) -> LabTestReport:
+    started = time.monotonic()
+    model = PathModel(plan)
+    failed = set(failed_links)
+    probes = plan_probes(plan)
+    outcomes = run_pings(probes)
+    pings = []
+    for probe, ok in zip(probes, outcomes, strict=True):
+        used = model.links_used(probe.layer, probe.src_switch, probe.dst_switch)
+        used |= model.links_used(probe.layer, probe.dst_switch, probe.src_switch)
+        pings.append(ProbeResult(probe, ok, not (used & failed)))
+    # Traceroutes only where the layer is intact: a dead link's trace has nothing to compare.
+    candidates = [r.probe for r in pings if r.expected_ok]
+    sampled = sample_traces(candidates, traces_per_layer, int(plan.compiled.data["seed"]))
+    max_hops = int(plan.compiled.dist[plan.compiled.dist < 255].max(initial=0)) + 2
+    traces = []
+    found = parallel(lambda p: _traceroute(plan, p, max_hops), sampled)
+    for probe, hops in zip(sampled, found, strict=True):
+        expected = model.path(probe.layer, probe.src_switch, probe.dst_switch)
+        clean = [h for h in hops if h is not None]
+        ok = len(clean) == len(hops) and model.is_path(probe.layer, clean, probe.dst_switch)
+        ok = ok and clean[0] == probe.src_switch
+        traces.append(TraceResult(probe, hops, expected, ok))
+    return LabTestReport(
+        pings, traces, sorted(failed), round(time.monotonic() - started, 2), plan.layer_ids
+    )

@@ -1,0 +1,71 @@
+"""Printing a `lab test` report: a table per layer, the broken combinations, fault tolerance."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from fatpaths_cfg.lab.plan import LabPlan
+from fatpaths_cfg.lab.probe import LabTestReport
+
+MAX_LISTED = 30
+
+
+def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None:
+    names = [s.name for s in plan.compiled.fabric.switches]
+    table = Table(title=f"lab test {plan.name}: pings per (switch pair, layer), traceroutes")
+    for column in ("layer", "pairs", "ok", "failed", "predicted by failed links", "traceroutes ok"):
+        table.add_column(column, justify="right")
+    for layer in report.layer_ids:
+        rows = [r for r in report.pings if r.probe.layer == layer]
+        failed = [r for r in rows if not r.ok]
+        traces = [t for t in report.traces if t.probe.layer == layer]
+        table.add_row(
+            str(layer),
+            str(len(rows)),
+            str(len(rows) - len(failed)),
+            str(len(failed)),
+            str(sum(not r.expected_ok for r in failed)),
+            f"{sum(t.ok for t in traces)}/{len(traces)}",
+        )
+    console.print(table)
+    if report.failed_links:
+        links = plan.compiled.fabric.links
+        console.print(
+            "failed links: "
+            + ", ".join(
+                f"{i} ({names[k.a]}:{k.a_port} - {names[k.b]}:{k.b_port})"
+                for i, k in ((i, links[i]) for i in report.failed_links)
+            )
+        )
+    for r in report.failures[:MAX_LISTED]:
+        p = r.probe
+        why = "crosses a failed link" if not r.expected_ok else "UNEXPECTED"
+        console.print(
+            f"  broken: {names[p.src_switch]} -> {names[p.dst_switch]} layer {p.layer} "
+            f"({p.src.name} {p.src.addresses[p.layer]} -> {p.dst.name} "
+            f"{p.dst.addresses[p.layer]}): {why}",
+            soft_wrap=True,
+        )
+    if len(report.failures) > MAX_LISTED:
+        console.print(f"  ... and {len(report.failures) - MAX_LISTED} more")
+    for t in report.trace_failures:
+        p = t.probe
+        seen = [names[h] if h is not None else "?" for h in t.hops]
+        console.print(
+            f"  traceroute {p.src.name} -> {p.dst.name} layer {p.layer}: hops "
+            f"{' '.join(seen)}, compiled {' '.join(names[h] for h in t.expected)}",
+            soft_wrap=True,
+        )
+    working, pairs = report.pairs_with_a_working_layer()
+    console.print(
+        f"host pairs (by switch pair) with at least one working layer: {working}/{pairs}"
+        + ("" if working == pairs else "  [bold red]some pairs lost every layer[/]"),
+        soft_wrap=True,
+    )
+    console.print(
+        f"{len(report.pings)} pings, {len(report.traces)} traceroutes in {report.seconds} s; "
+        f"failures: {len(report.failures)} ({len(report.unexpected)} not explained by "
+        f"failed links), traceroute mismatches: {len(report.trace_failures)}",
+        soft_wrap=True,
+    )

@@ -1,0 +1,89 @@
+"""The `fatpaths verify` command: exit 0 when the rendered configs forward every layer
+correctly, 1 when the fabric is wrong, 2 when the input is (see commands.run_or_exit)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.output import dumps_json
+from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES
+from fatpaths_cfg.verify.report import report_json, report_markdown
+from fatpaths_cfg.verify.run import VerifyReport, verify_output
+
+EXIT_FABRIC_WRONG = 1
+# Lines of findings printed to the terminal; the report files hold all of them.
+PRINTED_FINDINGS = 20
+
+
+def _summary(report: VerifyReport) -> None:
+    for check in report.checks:
+        status = "ok" if check.ok else f"{len(check.findings)} finding(s)"
+        seconds = sum(check.seconds.values())
+        print(
+            f"{check.platform}: {check.routes} routes, {check.walks} walks, "
+            f"{check.host_addresses} host addresses in {seconds:.1f}s: {status}"
+        )
+        for finding in check.findings[:PRINTED_FINDINGS]:
+            print(f"  {finding}", file=sys.stderr)
+        if len(check.findings) > PRINTED_FINDINGS:
+            print(f"  ... {len(check.findings) - PRINTED_FINDINGS} more", file=sys.stderr)
+    free = [d.layer for d in report.deadlock if d.cycle_free]
+    print(f"deadlock: cycle-free layers {free or 'none'} of {len(report.deadlock)}")
+    pfc = report.pfc
+    if pfc is not None and pfc.classes is not None:
+        plan = "; ".join(f"priority {c.priority}: layers {list(c.layers)}" for c in pfc.classes)
+        print(f"pfc: {plan}")
+    elif pfc is not None:
+        print(f"pfc: no lossless assignment: {pfc.reason}")
+    if report.batfish is not None:
+        print(report.batfish.summary())
+
+
+def verify_command(
+    out: Path = typer.Argument(..., help="A compiled output directory (fatpaths compile -o)."),
+    platform: list[str] = typer.Option(
+        [], "--platform", help="Platform to verify, repeatable (default: every rendered one)."
+    ),
+    lossless_classes: int = typer.Option(
+        DEFAULT_LOSSLESS_CLASSES,
+        "--lossless-classes",
+        min=1,
+        max=8,
+        help="PFC priorities that may be lossless when assigning layers to classes.",
+    ),
+    require_lossless: bool = typer.Option(
+        False, "--require-lossless", help="Fail when no deadlock-free PFC assignment exists."
+    ),
+    batfish: str | None = typer.Option(
+        None, "--batfish", help="Batfish server host: also check OUT/batfish/ there."
+    ),
+    report_dir: Path | None = typer.Option(
+        None, "--report", help="Directory for report.json / report.md (default: OUT/verify)."
+    ),
+) -> None:
+    """Prove that the rendered configs forward every layer correctly (and say which layers can
+    be lossless)."""
+    platforms = [p for item in platform for p in item.split(",") if p]
+    report = run_or_exit(
+        lambda: verify_output(out, platforms or None, lossless_classes, require_lossless)
+    )
+    if batfish:
+        from fatpaths_cfg.verify.batfish import check_with_batfish
+
+        report.batfish = run_or_exit(lambda: check_with_batfish(out, batfish))
+    target = report_dir or out / "verify"
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "report.json").write_text(dumps_json(report_json(report)), encoding="utf-8")
+    (target / "report.md").write_text(report_markdown(report), encoding="utf-8")
+    _summary(report)
+    print(f"{'PASS' if report.ok else 'FAIL'}: report in {target}")
+    if not report.ok:
+        raise typer.Exit(EXIT_FABRIC_WRONG)
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("verify")(verify_command)

@@ -1,0 +1,115 @@
+"""containerlab output: every emitted topology validates against containerlab's own schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from lab_fixtures import compiled_lab_output, has_rendered_configs
+
+from fatpaths_cfg.compiled import load_compiled
+from fatpaths_cfg.lab.clab import KINDS, ClabImages, write_clab
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "clab.schema.json"
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft7Validator:
+    assert SCHEMA.is_file(), f"containerlab schema missing: {SCHEMA}"
+    # No check_schema: its port patterns use \p{...} classes Python's `re` lacks; the parts
+    # our files use are plain patterns and enums.
+    return jsonschema.Draft7Validator(json.loads(SCHEMA.read_text()))
+
+
+def mixed_inventory(tmp_path: Path) -> Path:
+    """hand-6 with one switch per platform the emitter knows."""
+    data = yaml.safe_load((REPO / "inventories" / "hand-6.yaml").read_text())
+    for switch, platform in zip(
+        data["switches"], ["frr", "eos", "sonic", "linux", "frr", "eos"], strict=True
+    ):
+        switch["platform"] = platform
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def emit(inventory: Path, out: Path, images: ClabImages) -> tuple[Path, dict[str, Any]]:
+    compiled_lab_output(inventory, out)
+    path = write_clab(out, images)
+    return path, yaml.safe_load(path.read_text())
+
+
+@pytest.mark.parametrize("inventory", ["hand-6.yaml", "slimfly-q3.yaml", "mixed"])
+def test_emitted_topology_is_valid_and_complete(
+    inventory: str, tmp_path: Path, validator: jsonschema.Draft7Validator
+) -> None:
+    source = mixed_inventory(tmp_path) if inventory == "mixed" else REPO / "inventories" / inventory
+    images = ClabImages(
+        frr="example/frr:1", host="example/host:1", sonic="example/sonic:1", ceos="example/ceos:1"
+    )
+    path, topo = emit(source, tmp_path / "out", images)
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(topo)]
+    assert not errors, errors
+    fabric = load_compiled(tmp_path / "out").fabric
+    assert path == tmp_path / "out" / "lab" / f"{fabric.name}.clab.yml"
+    nodes = topo["topology"]["nodes"]
+    assert topo["topology"]["defaults"]["network-mode"] == "none"
+    assert set(nodes) == {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+    wanted_image = {
+        "frr": "example/frr:1",
+        "linux": "example/host:1",
+        "sonic": "example/sonic:1",
+        "eos": "example/ceos:1",
+    }
+    for switch in fabric.switches:
+        assert nodes[switch.name]["kind"] == KINDS[switch.platform]
+        assert nodes[switch.name]["image"] == wanted_image[switch.platform]
+    for host in fabric.hosts:
+        assert nodes[host.name]["kind"] == "linux"
+        assert nodes[host.name]["exec"] == ["sh /fatpaths/host.sh"]
+    # One clab link per fabric link and host uplink, no interface used twice.
+    endpoints = [e for link in topo["topology"]["links"] for e in link["endpoints"]]
+    assert len(topo["topology"]["links"]) == len(fabric.links) + len(fabric.hosts)
+    assert len(endpoints) == len(set(endpoints))
+    assert all(len(e.split(":")[1]) <= 15 for e in endpoints)
+    # Binds and startup configs point at compiled files (relative to the topology file).
+    rendered = has_rendered_configs(tmp_path / "out")
+    for node in nodes.values():
+        sources = [b.split(":")[0] for b in node.get("binds", [])]
+        sources += [node["startup-config"]] if "startup-config" in node else []
+        for source_file in sources:
+            if rendered or "/frr/" in source_file or "hosts/" in source_file:
+                assert (path.parent / source_file).is_file(), source_file
+
+
+def test_ceos_and_sonic_interface_names(tmp_path: Path) -> None:
+    _, topo = emit(mixed_inventory(tmp_path), tmp_path / "out", ClabImages())
+    ends = {e for link in topo["topology"]["links"] for e in link["endpoints"]}
+    assert "leaf1:Ethernet1" in ends  # frr: the kernel name of the port
+    assert "leaf2:eth1" in ends  # cEOS: Ethernet1 -> eth1
+    assert "leaf3:eth2" in ends  # sonic-vs: the second front-panel port -> eth2
+    assert "h1a:eth0" in ends
+
+
+def test_a_wrong_field_is_caught(tmp_path: Path, validator: jsonschema.Draft7Validator) -> None:
+    """The schema check is not vacuous: a bridged management network is rejected."""
+    _, topo = emit(REPO / "inventories" / "hand-6.yaml", tmp_path / "out", ClabImages())
+    topo["topology"]["nodes"]["leaf1"]["kind"] = "frr"
+    assert list(validator.iter_errors(topo))
+
+
+def test_compile_writes_a_valid_topology_with_default_images(
+    tmp_path: Path, validator: jsonschema.Draft7Validator
+) -> None:
+    out = compiled_lab_output(mixed_inventory(tmp_path), tmp_path / "out")
+    fabric = load_compiled(out).fabric
+    topo = yaml.safe_load((out / "lab" / f"{fabric.name}.clab.yml").read_text())
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(topo)]
+    assert not errors, errors
+    assert topo["topology"]["nodes"][fabric.switches[0].name]["image"] == ClabImages().frr
+    assert topo["mgmt"]["network"] == "none"
