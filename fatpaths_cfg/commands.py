@@ -206,4 +206,5 @@ FEATURE_MODULES: tuple[str, ...] = (
     "fatpaths_cfg.analysis.commands",
     "fatpaths_cfg.sim.commands",
     "fatpaths_cfg.lab.commands",
+    "fatpaths_cfg.verify.commands",
 )

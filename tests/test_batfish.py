@@ -49,6 +49,7 @@ def test_batfish_agrees_with_the_compiled_fabric(tmp_path: Path, platform: str) 
     assert names == [
         "files parsed",
         "no parse warnings",
+        "no init issues",
         "no undefined references",
         "static routes match fabric.json",
         "traceroutes follow compiled paths",

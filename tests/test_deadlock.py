@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fatpaths_cfg import api
-from fatpaths_cfg.layers import Layer
+from fatpaths_cfg.layers import Layer, up_down_order
 from fatpaths_cfg.routing import compute_routing
 from fatpaths_cfg.verify.deadlock import (
     dependency_edges,
@@ -62,12 +62,19 @@ def _layer_deps(next_hop: np.ndarray, layers: list[Layer]) -> dict[int, np.ndarr
     return {layer.number: dependency_edges(next_hop[i]) for i, layer in enumerate(layers)}
 
 
-def test_acyclic_mode_layers_are_cycle_free_but_their_orders_clash() -> None:
+def test_layers_with_their_own_orders_are_cycle_free_but_clash() -> None:
+    # Each layer climbs and descends its own random order (what acyclic mode did before it
+    # shared one order), so two layers together close cycles: four layers need four lossless
+    # classes, and the exact search proves that three do not do.
     compiled = api.compile_fabric(INVENTORIES / "slimfly-q5-acyclic.yaml")
-    deps = _layer_deps(compiled.routing.next_hop, compiled.layers)
+    fabric = compiled.fabric
+    layers = []
+    for layer in compiled.layers:
+        rank, tree = up_down_order(fabric.nr, fabric.edges, np.random.default_rng(layer.number))
+        layers.append(replace(layer, links=layer.links | tree, rank=rank))
+    routing = compute_routing(fabric.nr, fabric.edges, layers, compiled.seed)
+    deps = _layer_deps(routing.next_hop, layers)
     assert all(is_acyclic(d) for d in deps.values())
-    # Each layer climbs and descends its own random order, so two layers together close
-    # cycles: four layers need four lossless classes, and the exact search proves 3 do not do.
     assert not assign_pfc_classes(deps, max_classes=3).feasible
     plan = assign_pfc_classes(deps, max_classes=4)
     assert plan.feasible and plan.classes is not None
@@ -77,13 +84,13 @@ def test_acyclic_mode_layers_are_cycle_free_but_their_orders_clash() -> None:
         assert is_acyclic(np.concatenate([deps[n] for n in members.layers]))
 
 
-def test_layers_sharing_one_up_down_order_share_one_class() -> None:
+def test_acyclic_mode_layers_share_one_order_and_one_class() -> None:
     compiled = api.compile_fabric(INVENTORIES / "slimfly-q5-acyclic.yaml")
-    common = compiled.layers[0].rank
-    layers = [replace(layer, rank=common) for layer in compiled.layers]
-    fabric = compiled.fabric
-    routing = compute_routing(fabric.nr, fabric.edges, layers, compiled.seed)
-    plan = assign_pfc_classes(_layer_deps(routing.next_hop, layers), max_classes=1)
+    layers = compiled.layers
+    assert all(layer.rank is not None for layer in layers)
+    assert all(np.array_equal(layer.rank, layers[0].rank) for layer in layers)
+    assert not np.array_equal(layers[1].links, layers[2].links)  # still different layers
+    plan = assign_pfc_classes(_layer_deps(compiled.routing.next_hop, layers), max_classes=1)
     assert plan.feasible and plan.classes is not None
     assert plan.classes[0].layers == (1, 2, 3, 4)
     assert plan.method == "greedy"

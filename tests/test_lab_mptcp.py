@@ -18,14 +18,16 @@ from fatpaths_cfg.lab.state import load_state
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = [
-    pytest.mark.lab,
-    pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root"),
-    pytest.mark.skipif(not frr_available(), reason="FRR is not installed"),
-    pytest.mark.skipif(
-        not Path("/proc/sys/net/mptcp/enabled").exists(), reason="kernel without MPTCP"
-    ),
-]
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(autouse=True)
+def lab_prerequisites() -> None:
+    # A missing prerequisite fails the test instead of skipping it: `.ci/run` installs FRR and
+    # runs as root, so a skip here would only hide a broken CI machine.
+    assert os.geteuid() == 0, "the lab needs root (deselect with -m 'not lab')"
+    assert frr_available(), "FRR is not installed (apt-get install frr)"
+    assert Path("/proc/sys/net/mptcp/enabled").exists(), "this kernel has no MPTCP"
 
 
 @pytest.fixture

@@ -92,19 +92,24 @@ def complete_layer(
     return completed, added
 
 
-def up_down_rank(
-    nr: int, edges: np.ndarray, mask: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """An order for up*/down* routing: BFS level from a random root, ties broken at random.
+def up_down_order(
+    nr: int, edges: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """One up*/down* order for the whole fabric and the BFS tree that backs it.
 
-    Every switch but the root then has a neighbour ranked above it (its BFS parent), which is
-    what makes up*/down* routing reach every pair.
+    The rank is the BFS level from a random root, ties broken at random; the tree holds each
+    switch's link to its BFS parent. Every layer that contains the tree gives every switch but
+    the root a neighbour ranked above it, which is what lets up*/down* routing reach every
+    pair. Sharing one order across layers keeps even their union free of down->up turns, so
+    all layers fit in one lossless (PFC) class.
     """
-    kept = edges[mask]
     graph = sp.csr_matrix(
         (
-            np.ones(2 * len(kept), dtype=np.int8),
-            (np.concatenate([kept[:, 0], kept[:, 1]]), np.concatenate([kept[:, 1], kept[:, 0]])),
+            np.ones(2 * len(edges), dtype=np.int8),
+            (
+                np.concatenate([edges[:, 0], edges[:, 1]]),
+                np.concatenate([edges[:, 1], edges[:, 0]]),
+            ),
         ),
         shape=(nr, nr),
     )
@@ -113,11 +118,15 @@ def up_down_rank(
     level = np.zeros(nr, dtype=np.int64)
     for node in order[1:]:
         level[node] = level[predecessors[node]] + 1
-    tie = rng.permutation(nr)
-    ranked = np.lexsort((tie, level))
+    ranked = np.lexsort((rng.permutation(nr), level))
     rank = np.empty(nr, dtype=np.int32)
     rank[ranked] = np.arange(nr, dtype=np.int32)
-    return rank
+    link_of = {(int(u), int(v)): i for i, (u, v) in enumerate(edges.tolist())}
+    tree = np.zeros(len(edges), dtype=bool)
+    for node in order[1:]:
+        parent = int(predecessors[node])
+        tree[link_of[(min(node, parent), max(node, parent))]] = True
+    return rank, tree
 
 
 _BUILDERS = {
@@ -148,14 +157,15 @@ def build_layers(nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int) -> li
                 completed, added = complete_layer(nr, edges, mask, rng)
             layers.append(Layer(number, completed, spec.algorithm, None, attempts, added))
     if spec.acyclic:
+        rank, tree = up_down_order(nr, edges, rng)
         layers = [
             Layer(
                 layer.number,
-                layer.links,
+                layer.links | tree,
                 layer.algorithm,
-                up_down_rank(nr, edges, layer.links, rng),
+                rank,
                 layer.attempts,
-                layer.completed_links,
+                layer.completed_links + int((tree & ~layer.links).sum()),
             )
             for layer in layers
         ]

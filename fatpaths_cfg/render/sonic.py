@@ -46,7 +46,15 @@ def config_db(view: SwitchView) -> dict[str, Any]:
     }
     if view.host_ports:
         first = view.host_ports[0]
-        data["VLAN"] = {vlan: {"vlanid": str(view.host_vlan), "mtu": MTU}}
+        # `members` duplicates VLAN_MEMBER on purpose: older SONiC images and Batfish's SONiC
+        # model read membership only from it. No `mtu` on the VLAN: Batfish rejects the key
+        # (and drops the VLAN), and SONiC derives the VLAN MTU from its members.
+        data["VLAN"] = {
+            vlan: {
+                "vlanid": str(view.host_vlan),
+                "members": sorted(m.split("|")[1] for m in members),
+            }
+        }
         data["VLAN_MEMBER"] = members
         data["VLAN_INTERFACE"] = {vlan: {}} | {
             f"{vlan}|{g}": {} for g in (*first.gateways_v4, *first.gateways_v6)

@@ -1,9 +1,10 @@
 """A second opinion from Batfish: load `OUT/batfish/` into a Batfish server with pybatfish and
 compare what Batfish makes of the configs with `fabric.json`.
 
-Checked: every file parsed (no FAILED / PARTIALLY_UNRECOGNIZED, no parse warnings), no
-undefined references, the static routes Batfish computes on each switch equal the compiled
-ones, and traceroutes between sampled host pairs in every layer follow the compiled paths.
+Checked: every file parsed (no FAILED / PARTIALLY_UNRECOGNIZED, no parse warnings, no parse or
+conversion issues at initialisation), no undefined references, the static routes Batfish
+computes on each switch equal the compiled ones, and traceroutes between sampled host pairs in
+every layer follow the compiled paths.
 
 Known limits, stated in the report: Batfish needs layer1_topology.json to see L2 links, and it
 has historically ignored VLANs in reachability, so with the VLAN encoding its traceroutes do not
@@ -93,6 +94,11 @@ def _frame(bf: Any, question: str, **kwargs: Any) -> Any:
     return getattr(bf.q, question)(**kwargs).answer().frame()
 
 
+def _short_nodes(nodes: Any) -> str:
+    names = list(nodes)
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def check_parsing(bf: Any) -> list[BatfishCheck]:
     status = _frame(bf, "fileParseStatus")
     bad = [
@@ -110,9 +116,18 @@ def check_parsing(bf: Any) -> list[BatfishCheck]:
         f"{row['File_Name']}: {row['Ref_Name']} ({row['Struct_Type']}, {row['Context']})"
         for _, row in references.iterrows()
     ]
+    # Parse and conversion warnings that are not tied to a line (e.g. a JSON field the vendor
+    # model does not know, which silently drops a whole table) only show up here.
+    issues = _frame(bf, "initIssues")
+    raised = [
+        f"{row['Type']}: {row['Details']}".replace("\n", " ")
+        + (f" ({_short_nodes(row['Nodes'])})" if row["Nodes"] else "")
+        for _, row in issues.iterrows()
+    ]
     return [
         BatfishCheck("files parsed", not bad, f"{len(status)} files", bad),
         BatfishCheck("no parse warnings", not warned, f"{len(warned)} warnings", warned),
+        BatfishCheck("no init issues", not raised, f"{len(raised)} issues", raised),
         BatfishCheck("no undefined references", not undefined, f"{len(undefined)}", undefined),
     ]
 
