@@ -207,4 +207,5 @@ FEATURE_MODULES: tuple[str, ...] = (
     "fatpaths_cfg.sim.commands",
     "fatpaths_cfg.lab.commands",
     "fatpaths_cfg.verify.commands",
+    "fatpaths_cfg.deploy.commands",
 )

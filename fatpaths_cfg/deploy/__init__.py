@@ -1,0 +1,1 @@
+"""Deploy stage: push compiled configs to devices through NAPALM."""
