@@ -71,7 +71,15 @@ def compile_fabric(
         fabric.nr, fabric.edges, layers, effective_seed, routing_spec.ecmp_within_layer
     )
     compiled = CompiledFabric(
-        fabric, routing_spec, spec.addressing, effective_seed, layers, routing, inventory.name
+        fabric,
+        routing_spec,
+        spec.addressing,
+        effective_seed,
+        layers,
+        routing,
+        inventory.name,
+        inventory_file=loaded.source.file,
+        line_of=loaded.source.line_of,
     )
     progress("allocating addresses")
     plan = allocate_addresses(

@@ -8,6 +8,7 @@ same bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,10 @@ class CompiledFabric:
     # Filled by the addressing stage: the JSON-ready address plan.
     address_plan: dict[str, Any] | None = None
     route_counts: list[int] = field(default_factory=list)
+    # Where later stages point their errors: the inventory as the user named it, and the line
+    # of a path in it (0 when the fabric was not compiled from a file in this process).
+    inventory_file: str = ""
+    line_of: Callable[[tuple[str | int, ...]], int] = field(default=lambda _: 0)
 
     @property
     def name(self) -> str:

@@ -88,7 +88,7 @@ def plan_render(
 def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: RenderPlan) -> None:
     """Every switch must fit its platforms: encoding, routes, VLANs and static MACs."""
     errors = ErrorCollector()
-    file = compiled.inventory_name
+    file = compiled.inventory_file or compiled.inventory_name
     families = len(plan.families)
     hosts = len(compiled.fabric.hosts)
     used = {p for names in render.platforms.values() for p in names}
@@ -97,7 +97,7 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
         if plan.encoding not in platform.encodings:
             errors.add(
                 file,
-                0,
+                compiled.line_of(("addressing", "encoding")),
                 "addressing.encoding",
                 f"platform {name} does not support the {plan.encoding} encoding",
                 f"{name} supports: {', '.join(platform.encodings)}",
@@ -120,12 +120,13 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
                         f"switch '{switch.name}' needs {amount} {what} but platform "
                         f"{name} holds at most {limit}"
                     )
+    line = compiled.line_of(("routing", "layers"))
     for message in over[:MAX_LIMIT_ERRORS]:
-        errors.add(file, 0, "platform", message, "use fewer layers, or a larger platform")
+        errors.add(file, line, "platform", message, "use fewer layers, or a larger platform")
     if len(over) > MAX_LIMIT_ERRORS:
         errors.add(
             file,
-            0,
+            line,
             "platform",
             f"... and {len(over) - MAX_LIMIT_ERRORS} more switches over a platform limit",
         )
