@@ -220,54 +220,70 @@ class _PlanChecker:
         return vlans
 
 
+def _family_tables(
+    host_pool: str,
+    link_pool: str,
+    loopback_pool: str,
+    host_bits: int,
+    fabric: Fabric,
+    layer_count: int,
+    widths: FieldWidths,
+    vlan: bool,
+) -> FamilyTables:
+    """Subnets, gateways and addresses of one family: pool | layer | switch | host."""
+    network = ipaddress.ip_network(host_pool)
+    bits = network.max_prefixlen
+    text = v4_text if bits == 32 else v6_text
+    pool = int(network.network_address)
+    layer_shift = host_bits + widths.switch_bits
+    subnet_len = bits - host_bits
+    bases = [
+        [pool | (layer << layer_shift) | (s << host_bits) for s in range(fabric.nr)]
+        for layer in range(layer_count)
+    ]
+    layer_block_len = network.prefixlen + widths.layer_bits
+    return FamilyTables(
+        subnets=[[f"{text(b)}/{subnet_len}" for b in row] for row in bases],
+        gateways=[[text(b + 1) for b in row] for row in bases],
+        hosts=_host_addresses(fabric, bases, text),
+        host_prefix_len=layer_block_len if vlan else subnet_len,
+        subnet_prefix_len=subnet_len,
+        links=_link_addresses(link_pool, len(fabric.links), text),
+        link_prefix_len=bits - 1,
+        loopbacks=_loopbacks(loopback_pool, fabric.nr, text),
+        loopback_prefix_len=bits,
+        pools=[host_pool],
+    )
+
+
 def _v4_tables(
     spec: AddressingSpec, fabric: Fabric, layer_count: int, widths: FieldWidths, vlan: bool
 ) -> FamilyTables:
-    pool = int(ipaddress.IPv4Network(spec.host_pool_v4).network_address)
-    host_shift = widths.host_bits
-    layer_shift = widths.switch_bits + widths.host_bits
-    subnet_len = 32 - widths.host_bits
-    bases = [
-        [pool | (layer << layer_shift) | (s << host_shift) for s in range(fabric.nr)]
-        for layer in range(layer_count)
-    ]
-    layer_block_len = ipaddress.IPv4Network(spec.host_pool_v4).prefixlen + widths.layer_bits
-    return FamilyTables(
-        subnets=[[f"{v4_text(b)}/{subnet_len}" for b in row] for row in bases],
-        gateways=[[v4_text(b + 1) for b in row] for row in bases],
-        hosts=_host_addresses(fabric, bases, v4_text),
-        host_prefix_len=layer_block_len if vlan else subnet_len,
-        subnet_prefix_len=subnet_len,
-        links=_link_addresses(spec.link_pool_v4, len(fabric.links), v4_text),
-        link_prefix_len=31,
-        loopbacks=_loopbacks(spec.loopback_pool_v4, fabric.nr, v4_text),
-        loopback_prefix_len=32,
-        pools=[spec.host_pool_v4],
+    return _family_tables(
+        spec.host_pool_v4,
+        spec.link_pool_v4,
+        spec.loopback_pool_v4,
+        widths.host_bits,
+        fabric,
+        layer_count,
+        widths,
+        vlan,
     )
 
 
 def _v6_tables(
     spec: AddressingSpec, fabric: Fabric, layer_count: int, widths: FieldWidths, vlan: bool
 ) -> FamilyTables:
-    pool = int(ipaddress.IPv6Network(spec.host_pool_v6).network_address)
-    host_shift = 128 - V6_SUBNET_PREFIX
-    layer_shift = host_shift + widths.switch_bits
-    bases = [
-        [pool | (layer << layer_shift) | (s << host_shift) for s in range(fabric.nr)]
-        for layer in range(layer_count)
-    ]
-    layer_block_len = ipaddress.IPv6Network(spec.host_pool_v6).prefixlen + widths.layer_bits
-    return FamilyTables(
-        subnets=[[f"{v6_text(b)}/{V6_SUBNET_PREFIX}" for b in row] for row in bases],
-        gateways=[[v6_text(b + 1) for b in row] for row in bases],
-        hosts=_host_addresses(fabric, bases, v6_text),
-        host_prefix_len=layer_block_len if vlan else V6_SUBNET_PREFIX,
-        subnet_prefix_len=V6_SUBNET_PREFIX,
-        links=_link_addresses(spec.link_pool_v6, len(fabric.links), v6_text),
-        link_prefix_len=127,
-        loopbacks=_loopbacks(spec.loopback_pool_v6, fabric.nr, v6_text),
-        loopback_prefix_len=128,
-        pools=[spec.host_pool_v6],
+    # IPv6 subnets are always /64 (SLAAC, ND), whatever the host count needs.
+    return _family_tables(
+        spec.host_pool_v6,
+        spec.link_pool_v6,
+        spec.loopback_pool_v6,
+        128 - V6_SUBNET_PREFIX,
+        fabric,
+        layer_count,
+        widths,
+        vlan,
     )
 
 

@@ -379,6 +379,32 @@ impl Simulator {
         self.enqueue(self.host_nic_port(host), pkt);
     }
 
+    /// Builds data packet `seq` of flow `f` on the flow's current path and hands it to the
+    /// source NIC; both window-based transports send through here.
+    pub fn transmit_data(&mut self, f: usize, seq: u32, is_rtx: bool) {
+        let (layer, entropy) = self.data_path(f);
+        let fl = &mut self.flows[f];
+        fl.packets_sent += 1;
+        if is_rtx {
+            fl.retransmits += 1;
+        }
+        let (src, dst) = (fl.src, fl.dst);
+        let size = self.payload_bytes(f, seq) + self.cfg.header;
+        let pkt = self.alloc_packet(Packet {
+            sent_at: self.now,
+            flow: f as u32,
+            seq,
+            aux: 0,
+            entropy,
+            dst,
+            size,
+            kind: PacketKind::Data,
+            flags: 0,
+            layer,
+        });
+        self.send_from_host(src, pkt);
+    }
+
     /// Layer and entropy for the next data packet of flow `f`; starts flowlets.
     pub fn data_path(&mut self, f: usize) -> (u8, u32) {
         let now = self.now;

@@ -87,27 +87,7 @@ impl Simulator {
         let st = &mut self.tcp.flows[f];
         let is_rtx = seq < st.high_sent;
         st.high_sent = st.high_sent.max(seq + 1);
-        let (layer, entropy) = self.data_path(f);
-        let fl = &mut self.flows[f];
-        fl.packets_sent += 1;
-        if is_rtx {
-            fl.retransmits += 1;
-        }
-        let (src, dst) = (fl.src, fl.dst);
-        let size = self.payload_bytes(f, seq) + self.cfg.header;
-        let pkt = self.alloc_packet(Packet {
-            sent_at: self.now,
-            flow: f as u32,
-            seq,
-            aux: 0,
-            entropy,
-            dst,
-            size,
-            kind: PacketKind::Data,
-            flags: 0,
-            layer,
-        });
-        self.send_from_host(src, pkt);
+        self.transmit_data(f, seq, is_rtx);
     }
 
     pub(super) fn tcp_on_data(&mut self, pkt: u32) {
