@@ -172,10 +172,8 @@ pub fn layer_is_deadlock_free(nr: usize, next_hop: &[i32], endpoints: Option<&[b
 mod tests {
     use super::*;
 
-    #[test]
-    fn clockwise_ring_routes_are_cyclic() {
-        // 4-ring, every switch forwards clockwise to every destination.
-        let nr = 4;
+    /// Every switch of an nr-ring forwards clockwise to every destination.
+    fn clockwise_ring(nr: usize) -> Vec<i32> {
         let mut next = vec![-1i32; nr * nr];
         for s in 0..nr {
             for t in 0..nr {
@@ -184,6 +182,13 @@ mod tests {
                 }
             }
         }
+        next
+    }
+
+    #[test]
+    fn clockwise_ring_routes_are_cyclic() {
+        let nr = 4;
+        let next = clockwise_ring(nr);
         assert!(!layer_is_deadlock_free(nr, &next, None));
     }
 
@@ -192,14 +197,7 @@ mod tests {
         // Clockwise 4-ring, but only switches 0 and 1 have hosts: 0->1 and 1->0 (the long way
         // round, 1->2->3->0) never close the cycle 0->1->2->3->0 on their own.
         let nr = 4;
-        let mut next = vec![-1i32; nr * nr];
-        for s in 0..nr {
-            for t in 0..nr {
-                if s != t {
-                    next[s * nr + t] = ((s + 1) % nr) as i32;
-                }
-            }
-        }
+        let next = clockwise_ring(nr);
         let endpoints = [true, true, false, false];
         assert!(layer_is_deadlock_free(nr, &next, Some(&endpoints)));
         assert!(!layer_is_deadlock_free(nr, &next, None));
