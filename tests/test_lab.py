@@ -20,6 +20,7 @@ import typer
 from lab_fixtures import compiled_lab_output
 from typer.testing import CliRunner
 
+from fatpaths_cfg import api
 from fatpaths_cfg.lab.commands import add_commands
 from fatpaths_cfg.lab.frr import frr_available
 from fatpaths_cfg.lab.lifecycle import down
@@ -182,3 +183,23 @@ def test_vlan_encoding_is_refused(hand6: Path) -> None:
     assert code == 2
     assert "VLAN" in output and "802.1Q" in output
     assert not [ns for ns in existing_netns() if ns.startswith(prefix)]
+
+
+def test_linux_platform_switches_forward_without_frr(tmp_path: Path) -> None:
+    """`compile --platform linux` renders plain iproute2 switches; the lab runs those instead
+    of the inventory's frr, with no routing daemon at all."""
+    out = tmp_path / "hand6-linux"
+    api.build_output(api.compile_fabric(HAND6), platforms=["linux"]).commit(out)
+    assert not (out / "configs" / "frr").exists()
+    try:
+        code, output = invoke("lab", "up", str(out))
+        assert code == 0, output
+        state = load_state(out / "lab" / "state.json")
+        assert state is not None and state.daemons == []
+        assert {node.platform for node in build_plan(out).switches} == {"linux"}
+        code, output = invoke("lab", "test", str(out))
+        assert code == 0, output
+        assert "traceroute mismatches: 0" in output
+    finally:
+        down(out)
+    assert not lab_namespaces(out)

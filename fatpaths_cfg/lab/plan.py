@@ -178,9 +178,31 @@ def build_plan(out: Path) -> LabPlan:
     )
 
 
+def _config_files(out: Path, name: str, platform: str) -> tuple[Path, Path | None]:
+    """(script, frr.conf) of a switch as a platform renders them."""
+    if platform == "frr":
+        folder = out / "configs" / "frr" / name
+        return folder / "interfaces.sh", folder / "frr.conf"
+    return out / "configs" / "linux" / f"{name}.sh", None
+
+
+def _lab_platform(out: Path, name: str, declared: str) -> str:
+    """The platform whose rendered files the lab runs for a switch: the inventory's, unless
+    `compile --platform` rendered the switch only for another one the lab runs (an eos fabric
+    compiled with --platform frr, say). With no runnable files, the declared platform, so the
+    error names what is missing."""
+    for platform in (declared, *LAB_PLATFORMS):
+        if platform in LAB_PLATFORMS:
+            script, frr_conf = _config_files(out, name, platform)
+            if script.is_file() and (frr_conf is None or frr_conf.is_file()):
+                return platform
+    return declared
+
+
 def _switch_node(
-    out: Path, lab: str, index: int, name: str, platform: str, errors: ErrorCollector
+    out: Path, lab: str, index: int, name: str, declared: str, errors: ErrorCollector
 ) -> SwitchNode | None:
+    platform = _lab_platform(out, name, declared)
     if platform not in LAB_PLATFORMS:
         errors.add(
             str(out / "fabric.json"),
@@ -190,13 +212,7 @@ def _switch_node(
             f"the lab runs {' and '.join(LAB_PLATFORMS)}; use `fatpaths lab clab` for others",
         )
         return None
-    if platform == "frr":
-        folder = out / "configs" / "frr" / name
-        frr_conf: Path | None = folder / "frr.conf"
-        script = folder / "interfaces.sh"
-    else:
-        frr_conf = None
-        script = out / "configs" / "linux" / f"{name}.sh"
+    script, frr_conf = _config_files(out, name, platform)
     missing = [p for p in (script, frr_conf) if p is not None and not p.is_file()]
     for path in missing:
         errors.add(str(path), 0, "", f"compiled config of switch {name} missing", "recompile")
