@@ -45,7 +45,7 @@ def core_output(compiled: Any) -> Any:
     """The compiler core's files (model, tables, report), without per-platform configs, which
     benchmarks/render_slimfly.py measures."""
     from fatpaths_cfg.output import OutputTree, npz_bytes
-    from fatpaths_cfg.report import build_report, report_markdown
+    from fatpaths_cfg.report import build_report, report_markdown, report_plot
 
     tree = OutputTree()
     tree.add_json_records("fabric.json", compiled.to_json())
@@ -53,6 +53,7 @@ def core_output(compiled: Any) -> Any:
     report = build_report(compiled)
     tree.add_json("report.json", report)
     tree.add_text("report.md", report_markdown(report))
+    tree.add_bytes("report.png", report_plot(report))
     return tree
 
 

@@ -20,7 +20,7 @@ from fatpaths_cfg.layers import layers_or_user_error
 from fatpaths_cfg.output import OutputTree, npz_bytes
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
 from fatpaths_cfg.render.stage import render_into
-from fatpaths_cfg.report import build_report, report_markdown, route_counts
+from fatpaths_cfg.report import build_report, report_markdown, report_plot, route_counts
 from fatpaths_cfg.routing import compute_routing, layer_neighbours
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic
 
@@ -147,6 +147,7 @@ def build_output(
     report = build_report(compiled)
     tree.add_json("report.json", report)
     tree.add_text("report.md", report_markdown(report))
+    tree.add_bytes("report.png", report_plot(report))
     progress("rendering configs and host plans")
     render_into(tree, compiled, plan, selection, tick)
     tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))

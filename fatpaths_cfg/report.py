@@ -173,8 +173,11 @@ def report_markdown(report: dict[str, Any]) -> str:
     for layer in report["layers"]:
         free = {True: "yes", False: "no", None: "n/a"}[layer["deadlock_free"]]
         entries = layer["forwarding_entries_per_switch"]
-        routes = (str(entries["min"]) if entries["min"] == entries["max"]
-                  else f"{entries['min']}..{entries['max']}")
+        routes = (
+            str(entries["min"])
+            if entries["min"] == entries["max"]
+            else f"{entries['min']}..{entries['max']}"
+        )
         lines.append(
             f"| {layer['layer']} | {layer['algorithm']} | {layer['links']} | "
             f"{layer['links_share']:.2f} | {layer['mean_path_length']:.3f} | "
@@ -203,3 +206,45 @@ def report_markdown(report: dict[str, Any]) -> str:
         histogram = ", ".join(f"{k} hops: {v}" for k, v in layer["path_length_histogram"].items())
         lines.append(f"- layer {layer['layer']}: {histogram}")
     return "\n".join(lines) + "\n"
+
+
+def report_plot(report: dict[str, Any]) -> bytes:
+    """report.png: path-length distribution per layer and distinct paths per switch pair."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (lengths, diversity) = plt.subplots(1, 2, figsize=(11, 4))
+    layers = report["layers"]
+    width = 0.8 / max(len(layers), 1)
+    for i, layer in enumerate(layers):
+        histogram = {int(k): v for k, v in layer["path_length_histogram"].items()}
+        total = sum(histogram.values()) or 1
+        hops = sorted(histogram)
+        lengths.bar(
+            [h + (i - (len(layers) - 1) / 2) * width for h in hops],
+            [histogram[h] / total for h in hops],
+            width=width,
+            label=f"layer {layer['layer']} ({layer['algorithm']})",
+        )
+    lengths.set_xlabel("path length [hops]")
+    lengths.set_ylabel("share of switch pairs")
+    lengths.set_title(f"{report['fabric']}: path length per layer")
+    lengths.legend(fontsize="small")
+    spread = {int(k): v for k, v in report["path_diversity"]["histogram"].items()}
+    total = sum(spread.values()) or 1
+    diversity.bar(sorted(spread), [spread[k] / total for k in sorted(spread)], color="tab:green")
+    diversity.axvline(DIVERSITY_THRESHOLD - 0.5, color="grey", linestyle="--")
+    diversity.set_xticks(sorted(spread))
+    diversity.set_xlabel("distinct paths across the layers")
+    diversity.set_ylabel("share of switch pairs")
+    diversity.set_title("path diversity")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    # No software/date metadata: the same report must give the same bytes.
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
