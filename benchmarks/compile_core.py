@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 CASES = {
     "q19-random": (
@@ -41,22 +40,6 @@ CASES = {
 }
 
 
-def core_output(compiled: Any) -> Any:
-    """The compiler core's files (model, tables, report), without per-platform configs, which
-    benchmarks/render_slimfly.py measures."""
-    from fatpaths_cfg.output import OutputTree, npz_bytes
-    from fatpaths_cfg.report import build_report, report_markdown, report_plot
-
-    tree = OutputTree()
-    tree.add_json_records("fabric.json", compiled.to_json())
-    tree.add_bytes("routing.npz", npz_bytes(compiled.routing_arrays()))
-    report = build_report(compiled)
-    tree.add_json("report.json", report)
-    tree.add_text("report.md", report_markdown(report))
-    tree.add_bytes("report.png", report_plot(report))
-    return tree
-
-
 def run_case(name: str) -> dict[str, float | str]:
     import yaml
 
@@ -78,7 +61,8 @@ def run_case(name: str) -> dict[str, float | str]:
         loaded_s = time.perf_counter() - start
         start = time.perf_counter()
         compiled = api.compile_fabric(inventory)
-        tree = core_output(compiled)
+        # Core files only: benchmarks/render_slimfly.py measures the per-platform configs.
+        tree = api.model_output(compiled)
         tree.commit(Path(tmp) / "out")
         total_s = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

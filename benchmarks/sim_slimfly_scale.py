@@ -18,8 +18,6 @@ import resource
 import sys
 import time
 
-import numpy as np
-
 from fatpaths_cfg.sim import (
     SimConfig,
     SimNetwork,
@@ -28,22 +26,10 @@ from fatpaths_cfg.sim import (
     network_from_edges,
     simulate,
 )
-from fatpaths_cfg.sim.network import UNREACHABLE, minimal_routing
+from fatpaths_cfg.sim.network import sampled_layers
 
 TARGET_WALL_SECONDS = 120.0
 TARGET_PEAK_BYTES = 4 * 2**30
-
-
-def sampled_layers(net: SimNetwork, count: int, rho: float, seed: int) -> list[np.ndarray]:
-    """Random edge-sampling layers, resampled until each connects every switch pair."""
-    rng = np.random.default_rng(seed)
-    layers: list[np.ndarray] = []
-    while len(layers) < count:
-        mask = rng.random(len(net.link_a)) < rho
-        dist, _ = minimal_routing(net.n_switches, net.link_a[mask], net.link_b[mask], 0)
-        if not np.any(dist == UNREACHABLE):
-            layers.append(mask)
-    return layers
 
 
 def slimfly_network(q: int, layers: int, rho: float, gbps: float, seed: int) -> SimNetwork:

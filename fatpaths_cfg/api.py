@@ -124,6 +124,18 @@ def address_plan(compiled: CompiledFabric) -> AddressPlan:
     return allocate_addresses(compiled.fabric, len(compiled.layers), compiled.addressing_spec)
 
 
+def model_output(compiled: CompiledFabric) -> OutputTree:
+    """The compiler core's files: the IR, the dense tables and the layer report."""
+    tree = OutputTree()
+    tree.add_json_records("fabric.json", compiled.to_json())
+    tree.add_bytes("routing.npz", npz_bytes(compiled.routing_arrays()))
+    report = build_report(compiled)
+    tree.add_json("report.json", report)
+    tree.add_text("report.md", report_markdown(report))
+    tree.add_bytes("report.png", report_plot(report))
+    return tree
+
+
 def build_output(
     compiled: CompiledFabric,
     progress: ProgressHook = _quiet,
@@ -140,14 +152,8 @@ def build_output(
     selection = plan_render(compiled, platforms, limit)
     plan = address_plan(compiled)
     check_platform_limits(compiled, plan, selection)
-    tree = OutputTree()
     progress("writing the model")
-    tree.add_json_records("fabric.json", compiled.to_json())
-    tree.add_bytes("routing.npz", npz_bytes(compiled.routing_arrays()))
-    report = build_report(compiled)
-    tree.add_json("report.json", report)
-    tree.add_text("report.md", report_markdown(report))
-    tree.add_bytes("report.png", report_plot(report))
+    tree = model_output(compiled)
     progress("rendering configs and host plans")
     render_into(tree, compiled, plan, selection, tick)
     tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))

@@ -67,24 +67,3 @@ def layer_neighbours(nr: int, edges: np.ndarray, mask: np.ndarray) -> list[np.nd
     heads, tails = heads[order], tails[order]
     bounds = np.searchsorted(heads, np.arange(nr + 1))
     return [tails[bounds[s] : bounds[s + 1]] for s in range(nr)]
-
-
-def equal_cost_next_hops(
-    routing: Routing, layer_index: int, switch: int, neighbours: np.ndarray
-) -> list[np.ndarray]:
-    """For every destination t, the neighbours of `switch` one hop closer to t in the layer.
-
-    With ECMP off this is just the single chosen next hop.
-    """
-    nr = routing.nr
-    if not routing.ecmp:
-        hops = routing.next_hop[layer_index, switch]
-        return [
-            np.array([hops[t]], dtype=np.int32) if hops[t] >= 0 else np.zeros(0, dtype=np.int32)
-            for t in range(nr)
-        ]
-    dist = routing.dist[layer_index]
-    own = dist[switch].astype(np.int16)
-    closer = dist[neighbours].astype(np.int16) == (own - 1)[None, :]
-    closer[:, switch] = False
-    return [neighbours[closer[:, t]].astype(np.int32) for t in range(nr)]

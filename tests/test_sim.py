@@ -14,7 +14,7 @@ from fatpaths_cfg.sim import (
     network_from_edges,
     simulate,
 )
-from fatpaths_cfg.sim.network import UNREACHABLE
+from fatpaths_cfg.sim.network import sampled_layers
 
 US = 1_000_000  # picoseconds
 
@@ -129,20 +129,6 @@ def test_same_seed_gives_identical_results() -> None:
     assert not np.array_equal(a.flows["finish_ps"], c.flows["finish_ps"])
 
 
-def random_layers(net: SimNetwork, count: int, rho: float, seed: int) -> list[np.ndarray]:
-    """Random edge-sampling layers (each kept only if it connects every switch pair)."""
-    from fatpaths_cfg.sim.network import minimal_routing
-
-    rng = np.random.default_rng(seed)
-    layers: list[np.ndarray] = []
-    while len(layers) < count:
-        mask = rng.random(len(net.link_a)) < rho
-        dist, _ = minimal_routing(net.n_switches, net.link_a[mask], net.link_b[mask], 0)
-        if not np.any(dist == UNREACHABLE):
-            layers.append(mask)
-    return layers
-
-
 @pytest.fixture(scope="module")
 def slimfly_layers() -> SimNetwork:
     from fatpaths_cfg.topologies import generate
@@ -156,7 +142,7 @@ def slimfly_layers() -> SimNetwork:
         topo.edges,
         topo.hosts_per_switch,
         link_gbps=10.0,
-        extra_layers=random_layers(base, 8, 0.5, 4),
+        extra_layers=sampled_layers(base, 8, 0.5, 4),
     )
 
 

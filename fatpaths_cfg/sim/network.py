@@ -155,6 +155,19 @@ def network_from_edges(
     )
 
 
+def sampled_layers(
+    net: SimNetwork, count: int, rho: float, seed: int
+) -> list[npt.NDArray[np.bool_]]:
+    """`count` random edge-sampling layers over the network's links, each connecting every
+    switch pair: the compiler's own random layers, for networks built without a compile."""
+    from fatpaths_cfg.inventory.schema import RoutingSpec
+    from fatpaths_cfg.layers import build_layers
+
+    edges = np.sort(np.stack([net.link_a, net.link_b], axis=1), axis=1).astype(np.int32)
+    layers = build_layers(net.n_switches, edges, RoutingSpec(layers=count + 1, rho=rho), seed)
+    return [layer.links for layer in layers[1:]]
+
+
 def network_from_topology(
     kind: str,
     params: dict[str, int | float],
