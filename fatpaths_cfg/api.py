@@ -17,7 +17,7 @@ from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
 from fatpaths_cfg.layers import layers_or_user_error
-from fatpaths_cfg.output import OutputTree, npz_bytes
+from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
 from fatpaths_cfg.render.stage import render_into
 from fatpaths_cfg.report import build_report, report_markdown, report_plot, route_counts
@@ -178,22 +178,37 @@ RENDERED_FOLDERS = ("configs", "hosts", "batfish")
 
 
 def keep_earlier_output(tree: OutputTree, target: Path) -> None:
-    """Carry over rendered files of `target` that this (limited) run did not produce, so that
-    rendering a subset of switches updates them without deleting the others."""
-    if not target.is_dir():
+    """Carry over rendered files of an earlier output that this (limited) run did not produce,
+    so that rendering a subset of switches updates them without deleting the others. Only files
+    the earlier run listed as its own are carried: nothing foreign joins the new output."""
+    manifest = output_manifest(target) if target.is_dir() else None
+    if manifest is None:
         return
-    for folder in RENDERED_FOLDERS:
-        for path in sorted((target / folder).rglob("*")):
-            relative = path.relative_to(target).as_posix()
-            if path.is_file() and relative not in tree.files:
-                tree.add_bytes(relative, path.read_bytes())
+    for relative in sorted(manifest):
+        path = target / relative
+        if (
+            relative.split("/", 1)[0] in RENDERED_FOLDERS
+            and relative not in tree.files
+            and path.is_file()
+        ):
+            tree.add_bytes(relative, path.read_bytes())
+
+
+def check_compile_target(inventory: Path, out: Path, force: bool = False) -> None:
+    """Raises UserErrors when `out` may not be (re)placed by a compile of `inventory`."""
+    check_output_target(out, "compile", [inventory], force)
+    refuse_running_lab(out)
 
 
 def compile_to_directory(
-    inventory: Path, out: Path, seed: int | None = None, progress: ProgressHook = _quiet
+    inventory: Path,
+    out: Path,
+    seed: int | None = None,
+    progress: ProgressHook = _quiet,
+    force: bool = False,
 ) -> CompileSummary:
     compiled = compile_fabric(inventory, seed, progress)
+    check_compile_target(inventory, out, force)
     tree = build_output(compiled, progress)
-    refuse_running_lab(out)
-    written, unchanged = tree.commit(out)
+    written, unchanged = tree.commit(out, [inventory], force)
     return CompileSummary(out, written, unchanged, tree.total_bytes)

@@ -70,6 +70,12 @@ def compile_command(
         help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
         "the other files of an earlier output are kept.",
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace the output directory even if it is not an earlier fatpaths output "
+        "or holds files fatpaths did not write.",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     platforms, switches = _name_list(platform), _name_list(limit)
@@ -91,11 +97,11 @@ def compile_command(
 
         compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
         target = out or default_output(inventory, compiled.name)
+        run_or_exit(lambda: api.check_compile_target(inventory, target, force))
         tree = run_or_exit(lambda: api.build_output(compiled, progress, platforms, switches, tick))
         if switches:
             api.keep_earlier_output(tree, target)
-        run_or_exit(lambda: api.refuse_running_lab(target))
-        written, unchanged = tree.commit(target)
+        written, unchanged = run_or_exit(lambda: tree.commit(target, [inventory], force))
     console.print(
         f"compiled [bold]{compiled.name}[/]: {compiled.fabric.nr} switches, "
         f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
@@ -111,9 +117,13 @@ def topo_generate(
     out: Path = typer.Option(..., "-o", "--out", help="Inventory YAML to write."),
     name: str | None = typer.Option(None, "--name", help="Fabric name (default: KIND-PARAMS)."),
     seed: int = typer.Option(1, "--seed", help="Wiring seed for random topologies."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite OUT even if fatpaths did not write it."
+    ),
 ) -> None:
     """Write a wiring inventory for a generated topology."""
     from fatpaths_cfg.inventory.expand import run_generator, topology_wiring
+    from fatpaths_cfg.output import write_owned_file
 
     params: dict[str, Any] = {}
     for item in param:
@@ -132,12 +142,17 @@ def topo_generate(
         "defaults": {"platform": "frr", "link_speed": "100G"},
         **topology_wiring(topology),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
+    header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"
+    text = header + yaml.safe_dump(data, sort_keys=False, width=120)
+    run_or_exit(lambda: write_owned_file(out, text, GENERATED_INVENTORY, force))
     console.print(
         f"wrote {out}: {len(topology.switch_names)} switches, "
         f"{len(topology.edges)} links, {sum(topology.hosts_per_switch)} hosts"
     )
+
+
+# First line of a generated inventory: what made it, and what lets a rerun overwrite it.
+GENERATED_INVENTORY = "# Written by fatpaths topo generate:"
 
 
 def topo_show(
@@ -178,15 +193,20 @@ def topo_kinds() -> None:
 
 def schema_command(
     out: Path | None = typer.Option(None, "-o", "--out", help="Write to FILE, not stdout."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite FILE even if fatpaths did not write it."
+    ),
 ) -> None:
     """Print the inventory JSON Schema (for editor completion and validation)."""
-    from fatpaths_cfg.inventory.json_schema import inventory_json_schema_text
+    from fatpaths_cfg.inventory.json_schema import SCHEMA_TITLE, inventory_json_schema_text
+    from fatpaths_cfg.output import write_owned_file
 
     text = inventory_json_schema_text()
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text, encoding="utf-8")
+        signature = f'"title": "{SCHEMA_TITLE}"'
+        run_or_exit(lambda: write_owned_file(out, text, signature, force))
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -1,21 +1,28 @@
-"""Atomic, deterministic output: build everything in a temporary directory, then swap it in.
+"""Atomic, deterministic output that never destroys what fatpaths did not write.
 
-A failed run therefore leaves an earlier output untouched, and files whose bytes did not change
-keep their old modification time (so downstream tools such as rsync or make see no change).
+Everything is built in a temporary directory beside the target, then swapped in, so a failed
+run leaves an earlier output untouched, and files whose bytes did not change keep their old
+modification time (so downstream tools such as rsync or make see no change). A target is only
+replaced when it is missing, empty, or an earlier output of the same command whose marker lists
+every file in it; anything else is refused before work starts.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from fatpaths_cfg.errors import UserErrors
 
 # zip entries carry a timestamp; a fixed one makes .npz files byte-identical across runs.
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -67,10 +74,30 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
-class OutputTree:
-    """Files to be written under one output directory, kept in memory until `commit`."""
+# Written into every output directory; its presence (with the listing of what fatpaths wrote)
+# is what allows a later run to replace the directory.
+OUTPUT_MARKER = ".fatpaths-output"
+# Folders that later fatpaths commands (verify, simulate, analyze, lab) write inside a compiled
+# directory: results of the previous compile, stale once it is compiled anew.
+RESULT_FOLDERS = ("analysis", "lab", "sim", "verify")
+_MARKER_HEADER = (
+    "# fatpaths {kind} output. The next `fatpaths {kind}` into this directory replaces it; it\n"
+    "# refuses to while the directory holds files not listed below. Files fatpaths wrote:\n"
+)
+_SHOWN_FOREIGN = 5
+# How much of an existing single-file output is searched for the signature of its writer.
+_SIGNATURE_WINDOW = 1 << 20
 
-    def __init__(self) -> None:
+
+class OutputTree:
+    """Files to be written under one output directory, kept in memory until `commit`.
+
+    `kind` names the command that owns the directory (compile, analyze); it goes into the
+    marker that lets a later run of that command recognise the directory as its own.
+    """
+
+    def __init__(self, kind: str = "compile") -> None:
+        self.kind = kind
         self.files: dict[str, bytes] = {}
 
     def add_text(self, relative: str, text: str) -> None:
@@ -79,6 +106,8 @@ class OutputTree:
     def add_bytes(self, relative: str, data: bytes) -> None:
         if relative.startswith("/") or ".." in Path(relative).parts:
             raise ValueError(f"output path escapes the output directory: {relative}")
+        if relative == OUTPUT_MARKER:
+            raise ValueError(f"{OUTPUT_MARKER} is written by commit")
         self.files[relative] = data
 
     def add_json(self, relative: str, data: Any) -> None:
@@ -91,29 +120,48 @@ class OutputTree:
     def total_bytes(self) -> int:
         return sum(len(d) for d in self.files.values())
 
-    def commit(self, target: Path) -> tuple[int, int]:
-        """Write into `target` atomically; returns (files written, files unchanged)."""
-        target = target.resolve()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        staging.chmod(0o755)  # mkdtemp makes it private; the output is meant to be shared
-        unchanged = 0
+    def marker_text(self) -> str:
+        return _MARKER_HEADER.format(kind=self.kind) + "".join(
+            f"{relative}\n" for relative in sorted(self.files)
+        )
+
+    def commit(
+        self, target: Path, protected: Sequence[Path] = (), force: bool = False
+    ) -> tuple[int, int]:
+        """Write into `target` atomically; returns (files written, files unchanged).
+
+        Raises UserErrors, before anything is written, when `target` is not this command's
+        to replace (see `check_output_target`), and when the file system refuses the write.
+        """
+        check_output_target(target, self.kind, protected, force)
+        files = {**self.files, OUTPUT_MARKER: self.marker_text().encode("utf-8")}
         try:
-            for relative in sorted(self.files):
-                data = self.files[relative]
-                path = staging / relative
-                path.parent.mkdir(parents=True, exist_ok=True)
-                old = target / relative
-                if old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data:
-                    shutil.copy2(old, path)
-                    unchanged += 1
-                else:
-                    path.write_bytes(data)
-            _swap_in(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return len(self.files) - unchanged, unchanged
+            return _write_atomically(files, target.resolve())
+        except OSError as exc:
+            raise _write_error(target, exc) from None
+
+
+def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    unchanged = 0
+    try:
+        staging.chmod(0o755)  # mkdtemp makes it private; the output is meant to be shared
+        for relative in sorted(files):
+            data = files[relative]
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            old = target / relative
+            if old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data:
+                shutil.copy2(old, path)
+                unchanged += 1
+            else:
+                path.write_bytes(data)
+        _swap_in(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return len(files) - unchanged, unchanged
 
 
 def _swap_in(staging: Path, target: Path) -> None:
@@ -121,11 +169,147 @@ def _swap_in(staging: Path, target: Path) -> None:
         os.rename(staging, target)
         return
     retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-    os.rename(target, retired / "previous")
     try:
-        os.rename(staging, target)
-    except BaseException:
-        os.rename(retired / "previous", target)
-        raise
+        os.rename(target, retired / "previous")
+        try:
+            os.rename(staging, target)
+        except BaseException:
+            os.rename(retired / "previous", target)
+            raise
     finally:
         shutil.rmtree(retired, ignore_errors=True)
+
+
+_WRITE_HINTS = {
+    errno.EROFS: "the file system is read-only; choose another directory with -o",
+    errno.EACCES: "no permission to write there; choose another directory with -o",
+    errno.EPERM: "no permission to write there; choose another directory with -o",
+    errno.EBUSY: "it is in use (a mount point, or open elsewhere); choose another directory",
+    errno.ENOSPC: "the disk is full; free some space or choose another directory",
+    errno.ENOTDIR: "a part of the path is a file, not a directory",
+}
+
+
+def _write_error(target: Path, exc: OSError) -> UserErrors:
+    hint = _WRITE_HINTS.get(exc.errno or 0, "nothing was written; the earlier output is unchanged")
+    where = f" ({exc.filename})" if exc.filename else ""
+    return UserErrors.single(target, "", f"cannot write the output: {exc.strerror}{where}", hint)
+
+
+def output_manifest(directory: Path) -> set[str] | None:
+    """The files an earlier fatpaths run listed in its marker, or None if it left no marker."""
+    marker = directory / OUTPUT_MARKER
+    if not marker.is_file():
+        return None
+    try:
+        lines = marker.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines or not lines[0].startswith("# fatpaths "):
+        return None
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+def _foreign_files(directory: Path, manifest: set[str]) -> list[str]:
+    foreign = []
+    for path in sorted(directory.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        relative = path.relative_to(directory).as_posix()
+        top = relative.split("/", 1)[0]
+        if relative not in manifest and relative != OUTPUT_MARKER and top not in RESULT_FOLDERS:
+            foreign.append(relative)
+    return foreign
+
+
+def check_output_target(
+    target: Path, kind: str, protected: Sequence[Path] = (), force: bool = False
+) -> None:
+    """Refuse, with exit 2 and nothing written, any target that holds what fatpaths did not write.
+
+    A missing or empty directory is fine, and so is an earlier output of the same command
+    (marker present) that holds no other files. Everything else needs --force, except targets
+    that no flag makes safe: a file, a mount point, the current directory or one of its
+    parents, and the input itself or a directory holding it.
+    """
+    real = target.resolve()
+    here = Path.cwd().resolve()
+
+    def refuse(message: str, hint: str) -> UserErrors:
+        return UserErrors.single(target, "", message, hint)
+
+    if real == here or real in here.parents:
+        raise refuse(
+            "is the current directory or one of its parents; replacing it would delete "
+            "everything in it",
+            "name a new directory, e.g. -o out/NAME",
+        )
+    for source in protected:
+        source_real = source.resolve()
+        if real == source_real:
+            raise refuse(f"is the input file {source}", "name a new directory with -o")
+        if real in source_real.parents:
+            raise refuse(
+                f"holds the input file {source}; replacing it would delete it",
+                "name a new directory with -o",
+            )
+    if os.path.lexists(target) and not target.is_dir():
+        raise refuse(
+            "exists and is not a directory", "remove it yourself or choose another path with -o"
+        )
+    if os.path.ismount(real):
+        # A mount point cannot be renamed, so the atomic swap cannot replace it.
+        raise refuse(
+            "is a mount point; it cannot be replaced as a whole",
+            f"compile into a directory inside it, e.g. -o {target / 'NAME'}",
+        )
+    if not target.is_dir() or not any(target.iterdir()):
+        return
+    manifest = output_manifest(target)
+    if manifest is None:
+        if force:
+            return
+        raise refuse(
+            f"is not empty and is not a fatpaths {kind} output (it has no {OUTPUT_MARKER})",
+            "choose another directory, or pass --force to replace it and everything in it",
+        )
+    foreign = _foreign_files(target, manifest)
+    if foreign and not force:
+        shown = ", ".join(foreign[:_SHOWN_FOREIGN])
+        more = f" and {len(foreign) - _SHOWN_FOREIGN} more" if len(foreign) > _SHOWN_FOREIGN else ""
+        raise refuse(
+            f"holds files fatpaths did not write: {shown}{more}",
+            "move them elsewhere, or pass --force to replace the directory with them",
+        )
+
+
+def write_owned_file(path: Path, text: str, signature: str, force: bool = False) -> None:
+    """Write a single-file output; an existing file is replaced only if it contains
+    `signature` (so an earlier fatpaths output of the same kind) or the user passed --force."""
+    if os.path.lexists(path):
+        if path.is_dir() or (path.is_symlink() and not path.exists()):
+            raise UserErrors.single(
+                path, "", "exists and is not a file", "choose another path with -o"
+            )
+        try:
+            with path.open("rb") as existing:
+                ours = signature.encode() in existing.read(_SIGNATURE_WINDOW)
+        except OSError:
+            ours = False
+        if not ours and not force:
+            raise UserErrors.single(
+                path,
+                "",
+                "exists and was not written by fatpaths",
+                "choose another path, or pass --force to overwrite it",
+            )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            staging.write_text(text, encoding="utf-8")
+            os.replace(staging, path)
+        finally:
+            staging.unlink(missing_ok=True)
+    except OSError as exc:
+        raise _write_error(path, exc) from None

@@ -17,7 +17,7 @@ from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
-from fatpaths_cfg.output import OutputTree
+from fatpaths_cfg.output import OutputTree, check_output_target
 
 console = Console()
 
@@ -178,13 +178,14 @@ def analyze_command(
                 style="red",
             )
             raise typer.Exit(2)
+    target = results or out / "analysis"
+    run_or_exit(lambda: check_output_target(target, "analyze"))
     with Progress(console=console, transient=True) as progress:
         result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress)
-    tree = OutputTree()
+    tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
-    target = results or out / "analysis"
-    tree.commit(target)
+    run_or_exit(lambda: tree.commit(target))
     table = Table(title=f"max achievable throughput: {result['fabric']}")
     table.add_column("traffic")
     for scheme in scheme_list:

@@ -9,12 +9,13 @@ from fatpaths_cfg.inventory.schema import InventorySpec
 from fatpaths_cfg.topologies import KINDS
 
 SCHEMA_ID = "https://fatpaths.example/inventory.schema.json"
+SCHEMA_TITLE = "fatpaths inventory"
 
 
 def inventory_json_schema() -> dict[str, Any]:
     schema = InventorySpec.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "fatpaths inventory"
+    schema["title"] = SCHEMA_TITLE
     generate = schema.get("$defs", {}).get("GenerateSpec")
     if generate is not None:
         # The generator block's parameters depend on `kind`; list them for completion.
