@@ -229,3 +229,15 @@ def test_kshortest_path_lengths_grow_with_the_layer(slimfly5: tuple[int, np.ndar
         assert len({tuple(path) for path in paths}) == SPARSE_LAYERS
         for mask, path in zip(plan.masks, paths, strict=True):
             assert all(mask[index[(min(a, b), max(a, b))]] for a, b in itertools.pairwise(path))
+
+
+def test_every_registered_algorithm_is_in_the_schema_and_has_its_builder() -> None:
+    import importlib
+
+    from fatpaths_cfg.inventory.json_schema import inventory_json_schema
+    from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
+
+    routing = inventory_json_schema()["$defs"]["RoutingSpec"]["properties"]["algorithm"]
+    assert routing["enum"] == list(LAYER_ALGORITHMS)
+    for entry in LAYER_ALGORITHMS.values():
+        assert callable(getattr(importlib.import_module(entry.module), entry.builder)), entry

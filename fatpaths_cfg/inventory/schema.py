@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fatpaths_cfg.layers.registry import LAYER_ALGORITHM_NAMES
 
 SAFE_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
 SAFE_PORT = r"^[A-Za-z][A-Za-z0-9/._-]{0,31}$"
@@ -21,7 +23,12 @@ SPEED = re.compile(r"^(?P<value>[0-9]+(\.[0-9]+)?)\s*(?P<unit>[MGT])$")
 
 Platform = Literal["frr", "sonic", "eos", "linux"]
 PLATFORMS: tuple[str, ...] = ("frr", "sonic", "eos", "linux")
-LayerAlgorithm = Literal["random", "overlap", "spain", "past", "kshortest"]
+if TYPE_CHECKING:
+    LayerAlgorithmName = str
+else:
+    # A Literal built from the registry: pydantic's error message and the JSON Schema's enum
+    # list exactly the algorithms that exist.
+    LayerAlgorithmName = Literal[LAYER_ALGORITHM_NAMES]
 
 Name = Annotated[str, Field(pattern=SAFE_NAME)]
 PortName = Annotated[str, Field(pattern=SAFE_PORT)]
@@ -125,7 +132,7 @@ class GenerateSpec(BaseModel):
 class RoutingSpec(StrictModel):
     layers: Annotated[int, Field(ge=1, le=64)] = 4
     rho: Annotated[float, Field(gt=0.0, le=1.0, strict=False)] = 0.6
-    algorithm: LayerAlgorithm = "random"
+    algorithm: LayerAlgorithmName = "random"
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     ecmp_within_layer: bool = False
     acyclic: bool = False

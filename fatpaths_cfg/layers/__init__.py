@@ -10,17 +10,22 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.inventory.schema import RoutingSpec
+from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
+
+if TYPE_CHECKING:
+    # Only for annotations: the schema imports the algorithm registry from this package.
+    from fatpaths_cfg.inventory.schema import RoutingSpec
 
 # Every algorithm returns one link mask per sparse layer (layers 2..n), possibly disconnected.
 SparseLayerBuilder = Callable[
-    [int, np.ndarray, int, np.random.Generator, RoutingSpec], list[np.ndarray]
+    [int, np.ndarray, int, np.random.Generator, "RoutingSpec"], list[np.ndarray]
 ]
 
 
@@ -129,18 +134,9 @@ def up_down_order(
     return rank, tree
 
 
-_BUILDERS = {
-    "random": ("fatpaths_cfg.layers.random", "random_layers"),
-    "overlap": ("fatpaths_cfg.layers.overlap", "overlap_layers"),
-    "spain": ("fatpaths_cfg.layers.baselines", "spain_layers"),
-    "past": ("fatpaths_cfg.layers.baselines", "past_layers"),
-    "kshortest": ("fatpaths_cfg.layers.baselines", "kshortest_layers"),
-}
-
-
 def _builder(algorithm: str) -> SparseLayerBuilder:
-    module, function = _BUILDERS[algorithm]
-    builder: SparseLayerBuilder = getattr(importlib.import_module(module), function)
+    entry = LAYER_ALGORITHMS[algorithm]
+    builder: SparseLayerBuilder = getattr(importlib.import_module(entry.module), entry.builder)
     return builder
 
 
@@ -175,8 +171,9 @@ def build_layers(nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int) -> li
 def _connected(
     nr: int, edges: np.ndarray, masks: list[np.ndarray], spec: RoutingSpec, rng: np.random.Generator
 ) -> list[tuple[np.ndarray, int]]:
-    """Random layers are resampled until connected; the other algorithms get completed."""
-    if spec.algorithm != "random":
+    """Layers of a resampling algorithm are drawn again until connected; the others are
+    completed by the caller."""
+    if LAYER_ALGORITHMS[spec.algorithm].connects_by != "resampling":
         return [(mask, 1) for mask in masks]
     from fatpaths_cfg.layers.random import resample_until_connected
 
