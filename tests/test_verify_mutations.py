@@ -337,6 +337,21 @@ def test_a_host_address_equal_to_a_link_address_is_named_in_the_host_plan(out: P
     assert f"link 30's end at {switch} port {link.b_port}" in finding.message
 
 
+def test_another_hosts_address_in_a_host_plan_is_a_duplicate_address(out: Path) -> None:
+    loaded = load_compiled(out)
+    owner, taker = loaded.fabric.hosts[40], loaded.fabric.hosts[3]
+    address = loaded.data["addressing"]["hosts"][40]["addresses"][1]["v4"]
+    path = out / "hosts" / f"{taker.name}.sh"
+    lines = path.read_text().splitlines(True)
+    number = next(i for i, x in enumerate(lines, start=1) if "addr replace" in x)
+    lines.insert(number, f"ip addr replace {address} dev eth0\n")
+    path.write_text("".join(lines))
+    finding = _only(_verify(out, "linux"))
+    assert finding.kind == DUPLICATE_ADDRESS
+    assert finding.location == Location(f"hosts/{taker.name}.sh", number + 1)
+    assert f"is also on host {owner.name} (hosts/{owner.name}.sh:" in finding.message
+
+
 def test_verify_catches_overlapping_pools_that_compile_would_refuse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
