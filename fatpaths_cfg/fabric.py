@@ -322,10 +322,11 @@ class _WiringChecker:
         used_ports[switch].append(port)
         return switch, port
 
-    def _declare(self, switch: int, i: int, ports: tuple[str, ...], listed: bool) -> None:
+    def _declare(self, switch: int, entry: int, ports: tuple[str, ...], listed: bool) -> None:
+        """Remember where `switches[entry]` declares each port: its list item, else its count."""
         for j, port in enumerate(ports):
-            path: PathKey = ("switches", i, "ports", j) if listed else ("switches", i, "ports")
-            self.port_origin.setdefault((switch, port), path)
+            where: PathKey = ("switches", entry, "ports")
+            self.port_origin.setdefault((switch, port), (*where, j) if listed else where)
 
     def _check_kernel_names(self, switch: Switch, ports: tuple[str, ...]) -> None:
         """frr, linux and the lab name interfaces after their ports with '/' replaced and long
