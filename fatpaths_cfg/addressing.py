@@ -26,6 +26,11 @@ V6_SUBNET_PREFIX = 64
 MAC_PREFIX = 0x02FA_0000_0000
 
 Locate = Callable[[tuple[str | int, ...]], int]
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+POOL_FIELDS = {
+    "ipv4": ("host_pool_v4", "link_pool_v4", "loopback_pool_v4"),
+    "ipv6": ("host_pool_v6", "link_pool_v6", "loopback_pool_v6"),
+}
 
 
 def _no_line(_: tuple[str | int, ...]) -> int:
@@ -193,6 +198,37 @@ class _PlanChecker:
             hint,
         )
         return False
+
+    def disjoint(self, fields: tuple[str, ...]) -> None:
+        """Pools of one family must not share an address: a host, a link end and a loopback
+        that coincide break forwarding in ways no route check can see."""
+        networks = {name: ipaddress.ip_network(getattr(self.spec, name)) for name in fields}
+        for i, first in enumerate(fields):
+            for second in fields[i + 1 :]:
+                if networks[first].overlaps(networks[second]):
+                    self._overlap(first, second, networks)
+
+    def _overlap(self, first: str, second: str, networks: dict[str, IPNetwork]) -> None:
+        # Reported at a pool the user wrote: a default has no line of its own.
+        written = self.spec.model_fields_set
+        here, other = (second, first) if second in written else (first, second)
+        mine, theirs = networks[here], networks[other]
+        # Overlapping CIDR blocks always nest, so the prefix lengths tell which holds which.
+        if mine.prefixlen == theirs.prefixlen:
+            relation = "is the same range as"
+        elif mine.prefixlen > theirs.prefixlen:
+            relation = "lies inside"
+        else:
+            relation = "contains"
+        where = f"line {self.locate(('addressing', other))}" if other in written else "its default"
+        self.errors.add(
+            self.file,
+            self.locate(("addressing", here)),
+            f"addressing.{here}",
+            f"{mine} {relation} addressing.{other} {theirs} ({where})",
+            "give host, link and loopback pools ranges of their own: addresses taken from "
+            "both would collide",
+        )
 
     def vlans(self, layer_count: int, platform_limits: dict[str, int]) -> list[int]:
         base = self.spec.vlan_base
@@ -380,6 +416,8 @@ def allocate_addresses(
     widths = field_widths(layer_count, fabric.nr, max_hosts)
     checker = _PlanChecker(spec, file, locate)
     _check_fit(checker, fabric, widths, families)
+    for family in families:
+        checker.disjoint(POOL_FIELDS[family])
     vlan = spec.encoding == "vlan"
     vlans = checker.vlans(layer_count, vlan_limits or {}) if vlan else []
     checker.errors.raise_if_any()

@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import connected_components
 from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.inventory.load import LoadedInventory
 from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
-from fatpaths_cfg.inventory.yaml_source import SourceMap
+from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,8 @@ class _WiringChecker:
         self.source = source
         self.errors = ErrorCollector()
         self.port_users: dict[tuple[int, str], str] = {}
+        # Where each port of a switch was first named: its declaration, else its first cable.
+        self.port_origin: dict[tuple[int, str], PathKey] = {}
 
     def error(
         self, path: tuple[str | int, ...], field_name: str, message: str, hint: str = ""
@@ -218,6 +220,8 @@ class _WiringChecker:
                 continue
             hosts.append(Host(len(hosts), host.name, end[0], end[1], host_speed))
 
+        for switch in switches:
+            self._check_kernel_names(switch, switch.ports or tuple(used_ports[switch.index]))
         if not self.errors.errors:
             self._check_connected(switches, links)
         self.errors.raise_if_any()
@@ -251,6 +255,7 @@ class _WiringChecker:
             seen[switch.name] = i
             ports = _declared_ports(switch.ports, spec.defaults.port_prefix)
             if ports is not None:
+                self._declare(len(result), i, ports, isinstance(switch.ports, list))
                 duplicates = [p for p, n in Counter(ports).items() if n > 1]
                 if duplicates:
                     self.error(
@@ -313,8 +318,41 @@ class _WiringChecker:
             )
             return None
         self.port_users[key] = user
+        self.port_origin.setdefault(key, path)
         used_ports[switch].append(port)
         return switch, port
+
+    def _declare(self, switch: int, entry: int, ports: tuple[str, ...], listed: bool) -> None:
+        """Remember where `switches[entry]` declares each port: its list item, else its count."""
+        for j, port in enumerate(ports):
+            where: PathKey = ("switches", entry, "ports")
+            self.port_origin.setdefault((switch, port), (*where, j) if listed else where)
+
+    def _check_kernel_names(self, switch: Switch, ports: tuple[str, ...]) -> None:
+        """frr, linux and the lab name interfaces after their ports with '/' replaced and long
+        names shortened, so two distinct ports can land on one kernel interface."""
+        # Imported here: the render package imports the address plan, which imports this module.
+        from fatpaths_cfg.render.ifnames import kernel_ifname
+
+        first: dict[str, str] = {}
+        for port in ports:
+            ifname = kernel_ifname(port)
+            if ifname not in first:
+                first[ifname] = port
+                continue
+            if first[ifname] == port:
+                continue
+            earlier = self.port_origin[(switch.index, first[ifname])]
+            path = self.port_origin[(switch.index, port)]
+            self.error(
+                path,
+                format_path(path),
+                f"port '{port}' of switch '{switch.name}' and port '{first[ifname]}' "
+                f"({format_path(earlier)}, line {self.source.line_of(earlier)}) are both "
+                f"kernel interface '{ifname}'",
+                "rename one: frr, linux and the lab name interfaces after ports with '/' "
+                "replaced by '_' and names over 15 characters shortened",
+            )
 
     def _check_connected(self, switches: list[Switch], links: list[Link]) -> None:
         nr = len(switches)

@@ -101,6 +101,27 @@ def test_a_pool_too_small_names_the_field_and_the_bits_needed(tmp_path: Path) ->
     assert "family: ipv6" in error.hint and "/21" in error.hint
 
 
+def test_pools_of_an_unused_family_may_overlap(tmp_path: Path) -> None:
+    # An IPv4 fabric takes no address from the IPv6 pools, so their overlap harms nothing.
+    block = "  host_pool_v6: fd00::/16\n  link_pool_v6: fd00::/16\n"
+    assert api.compile_fabric(_with_addressing(tmp_path, HAND6, block)).address_plan
+
+
+def test_a_pool_overlapping_a_default_is_named_at_the_written_field(tmp_path: Path) -> None:
+    inventory = _with_addressing(tmp_path, HAND6, "  loopback_pool_v4: 10.1.0.0/16\n")
+    with pytest.raises(UserErrors) as caught:
+        api.compile_fabric(inventory)
+    (error,) = caught.value.errors
+    assert error.field == "addressing.loopback_pool_v4"
+    assert (
+        error.line
+        == inventory.read_text().splitlines().index("  loopback_pool_v4: 10.1.0.0/16") + 1
+    )
+    assert error.message == (
+        "10.1.0.0/16 lies inside addressing.host_pool_v4 10.0.0.0/8 (its default)"
+    )
+
+
 def test_vlan_encoding_numbers_layers_from_the_base(tmp_path: Path) -> None:
     inventory = _with_addressing(tmp_path, HAND6, "  encoding: vlan\n  vlan_base: 200\n")
     plan = api.compile_fabric(inventory).address_plan

@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 from typer.testing import CliRunner
 
+from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory.json_schema import inventory_json_schema, inventory_json_schema_text
 from fatpaths_cfg.inventory.load import load_inventory
 
@@ -45,6 +48,24 @@ def test_lines_point_at_the_offending_value(tmp_path: Path) -> None:
     loaded = load_inventory(inventory)
     assert loaded.source.line_of(("switches", 1, "ports")) == 5
     assert loaded.source.line_of(("switches", 1, "name")) == 4
+
+
+def test_long_port_names_shortened_to_one_kernel_name_are_refused(tmp_path: Path) -> None:
+    # Both names exceed 15 characters and their shortened forms share the 4-digit hash.
+    first, second = "HundredGigE1/0/230", "HundredGigE1/0/251"
+    inventory = tmp_path / "inv.yaml"
+    inventory.write_text(
+        "fabric: f\nswitches:\n  - name: a\n  - name: b\n  - name: c\nlinks:\n"
+        f"  - {{a: 'a:{first}', b: 'b:Ethernet1'}}\n"
+        f"  - {{a: 'a:{second}', b: 'c:Ethernet1'}}\n"
+        "  - {a: 'b:Ethernet2', b: 'c:Ethernet2'}\n"
+    )
+    with pytest.raises(UserErrors) as caught:
+        api.load_fabric(inventory)
+    (error,) = caught.value.errors
+    assert (error.line, error.field) == (8, "links[1].a")
+    assert first in error.message and second in error.message and "line 7" in error.message
+    assert "'HundredGig_3767'" in error.message
 
 
 def test_topo_show_reports_slimfly_q19_closed_forms(tmp_path: Path) -> None:

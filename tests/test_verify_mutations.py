@@ -11,10 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fatpaths_cfg import api
+from fatpaths_cfg import addressing, api
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.verify.checker import (
     BAD_NEXT_HOP,
+    DUPLICATE_ADDRESS,
+    HOST_ON_LINK,
     MISSING_ADDRESS,
     MISSING_CONFIG,
     MISSING_HOST_ADDRESS,
@@ -25,6 +28,7 @@ from fatpaths_cfg.verify.checker import (
     Finding,
     check_forwarding,
 )
+from fatpaths_cfg.verify.model import Location
 from fatpaths_cfg.verify.readers import read_configs
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
@@ -109,6 +113,33 @@ def _drop_address(path: Path, address: str) -> None:
                     kept[i] = text.replace(" secondary", "")
                 break
     path.write_text("".join(kept))
+
+
+def _add_address(out: Path, platform: str, switch: str, port: str, address: str) -> int:
+    """Configure `address` (with prefix length) on one more line for `port` ("lo": the
+    loopback) of `switch`, beside the port's own address; returns the new line."""
+    path = out / ADDRESS_FILE[platform].format(switch)
+    if platform == "sonic":
+        data = json.loads(path.read_text())
+        table, name = ("LOOPBACK_INTERFACE", "Loopback0") if port == "lo" else ("INTERFACE", port)
+        data[table][f"{name}|{address}"] = {}
+        path.write_text(json.dumps(data, indent=2))
+        return next(
+            number
+            for number, text in enumerate(path.read_text().splitlines(), start=1)
+            if f'"{name}|{address}"' in text
+        )
+    lines = path.read_text().splitlines(True)
+    if platform == "eos":
+        start = lines.index(f"interface {'Loopback0' if port == 'lo' else port}\n")
+        own = next(i for i in range(start, len(lines)) if "ip address" in lines[i])
+        lines.insert(own + 1, f"   ip address {address} secondary\n")
+    else:
+        device = f" dev {kernel_ifname(port)}\n"
+        own = next(i for i, x in enumerate(lines) if "addr replace" in x and x.endswith(device))
+        lines.insert(own + 1, f"ip addr replace {address}{device}")
+    path.write_text("".join(lines))
+    return own + 2
 
 
 def _only(findings: list[Finding]) -> Finding:
@@ -254,6 +285,91 @@ def test_dropped_link_address_is_reported_on_its_port(out: Path, platform: str) 
     finding = _only(_verify(out, platform))
     assert finding.kind == MISSING_ADDRESS
     assert link.b_port in finding.message and address in finding.message
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_another_switchs_loopback_is_a_duplicate_address_at_its_line(
+    out: Path, platform: str
+) -> None:
+    loaded = load_compiled(out)
+    names = [sw.name for sw in loaded.fabric.switches]
+    loopback = loaded.data["addressing"]["switches"][7]["loopback_v4"]
+    line = _add_address(out, platform, names[3], "lo", loopback)
+    finding = _only(_verify(out, platform))
+    assert finding.kind == DUPLICATE_ADDRESS
+    assert finding.location == Location(ADDRESS_FILE[platform].format(names[3]), line)
+    assert loopback.split("/")[0] in finding.message
+    # The other holder is named with its own file.
+    assert f"{names[7]} port lo ({ADDRESS_FILE[platform].format(names[7])}:" in finding.message
+
+
+@pytest.mark.parametrize("platform", ["frr", "eos"])
+def test_a_link_address_on_a_second_port_of_its_switch_is_a_duplicate(
+    out: Path, platform: str
+) -> None:
+    loaded = load_compiled(out)
+    link, other = loaded.fabric.links[20], loaded.fabric.links[21]
+    assert link.a == other.a
+    switch = loaded.fabric.switches[link.a].name
+    address = loaded.data["addressing"]["links"][20]["a_v4"]
+    line = _add_address(out, platform, switch, other.a_port, address)
+    finding = _only(_verify(out, platform))
+    assert finding.kind == DUPLICATE_ADDRESS
+    assert finding.location == Location(ADDRESS_FILE[platform].format(switch), line)
+    assert f"link 20's end at {switch} port {link.a_port}" in finding.message
+
+
+def test_a_host_address_equal_to_a_link_address_is_named_in_the_host_plan(out: Path) -> None:
+    loaded = load_compiled(out)
+    host = loaded.fabric.hosts[9]
+    link = loaded.fabric.links[30]
+    address = loaded.data["addressing"]["links"][30]["b_v4"].split("/")[0]
+    path = out / "hosts" / f"{host.name}.sh"
+    lines = path.read_text().splitlines(True)
+    number = next(i for i, x in enumerate(lines, start=1) if "addr replace" in x)
+    lines.insert(number, f"ip addr replace {address}/29 dev eth0\n")
+    path.write_text("".join(lines))
+    finding = _only(_verify(out, "frr"))
+    assert finding.kind == HOST_ON_LINK
+    assert finding.location == Location(f"hosts/{host.name}.sh", number + 1)
+    switch = loaded.fabric.switches[link.b].name
+    assert f"host {host.name}: address {address}" in finding.message
+    assert f"link 30's end at {switch} port {link.b_port}" in finding.message
+
+
+def test_another_hosts_address_in_a_host_plan_is_a_duplicate_address(out: Path) -> None:
+    loaded = load_compiled(out)
+    owner, taker = loaded.fabric.hosts[40], loaded.fabric.hosts[3]
+    address = loaded.data["addressing"]["hosts"][40]["addresses"][1]["v4"]
+    path = out / "hosts" / f"{taker.name}.sh"
+    lines = path.read_text().splitlines(True)
+    number = next(i for i, x in enumerate(lines, start=1) if "addr replace" in x)
+    lines.insert(number, f"ip addr replace {address} dev eth0\n")
+    path.write_text("".join(lines))
+    finding = _only(_verify(out, "linux"))
+    assert finding.kind == DUPLICATE_ADDRESS
+    assert finding.location == Location(f"hosts/{taker.name}.sh", number + 1)
+    assert f"is also on host {owner.name} (hosts/{owner.name}.sh:" in finding.message
+
+
+def test_verify_catches_overlapping_pools_that_compile_would_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Defence in depth: with compile's pool check switched off, identical host and link pools
+    # render configs whose routes are all sound, so only the address checks can tell.
+    monkeypatch.setattr(addressing._PlanChecker, "disjoint", lambda self, fields: None)
+    inventory = tmp_path / "same-pools.yaml"
+    inventory.write_text(
+        "fabric: same\ngenerate: {kind: hyperx, L: 2, S: 3}\nrouting: {layers: 2}\n"
+        "addressing: {host_pool_v4: 10.0.0.0/8, link_pool_v4: 10.0.0.0/8}\n"
+    )
+    out = tmp_path / "out"
+    api.build_output(api.compile_fabric(inventory), platforms=["frr"]).commit(out)
+    findings = _verify(out, "frr")
+    assert {f.kind for f in findings} == {DUPLICATE_ADDRESS, HOST_ON_LINK}
+    for finding in findings:
+        assert finding.location is not None and finding.location.line > 0
+        assert (out / finding.location.file).is_file()
 
 
 @pytest.mark.parametrize("platform", ["frr", "linux", "eos"])

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.fabric import Host
-from fatpaths_cfg.verify.model import Location, ParsedConfigs
+from fatpaths_cfg.verify.model import AddressLine, Location, ParsedConfigs
 from fatpaths_cfg.verify.plan import (
     AddressIndex,
     ExpectedAddress,
@@ -29,7 +29,7 @@ from fatpaths_cfg.verify.plan import (
     canonical_interface,
     canonical_prefix,
 )
-from fatpaths_cfg.verify.readers import normalise_mac
+from fatpaths_cfg.verify.readers import LOOPBACK, normalise_mac
 
 NO_HOP = -1
 UNREACHABLE = 255
@@ -46,6 +46,8 @@ MISSING_ROUTE = "missing-route"
 MISSING_ADDRESS = "missing-address"
 UNEXPECTED_ADDRESS = "unexpected-address"
 MISSING_HOST_ADDRESS = "missing-host-address"
+DUPLICATE_ADDRESS = "duplicate-address"
+HOST_ON_LINK = "host-address-is-link-address"
 MISSING_CONFIG = "missing-config"
 UNPARSED = "unparsed-line"
 LAYER_ONE_NOT_MINIMAL = "layer-1-not-minimal"
@@ -97,6 +99,17 @@ class ForwardingCheck:
     @property
     def ok(self) -> bool:
         return not self.findings
+
+
+@dataclass(frozen=True)
+class _PlacedAddress:
+    """An address as configured, with what it serves: "host", "link", "loopback", "gateway"
+    or "port" (any other switch port)."""
+
+    line: AddressLine
+    role: str
+    planned: bool  # the address plan gives this owner this address
+    link: int | None = None
 
 
 @dataclass
@@ -679,8 +692,82 @@ class _Checker:
             )
         )
 
+    def placed_addresses(self) -> dict[str, list[_PlacedAddress]]:
+        """Every configured address by canonical address (no prefix length), one entry per
+        interface, planned ones first, each group in reading order."""
+        planned = {(want.owner, want.address) for want in self.index.expected}
+        # Kernel platforms put a switch's layer gateway on every host port: one interface.
+        gateways = {(w.owner, w.address) for w in self.index.expected if w.role == "gateway"}
+        link_of_port = {
+            (self.names[switch], port): link.index
+            for link in self.fabric.links
+            for switch, port in ((link.a, link.a_port), (link.b, link.b_port))
+        }
+        entries = [(e, False) for e in self.parsed.switch_addresses]
+        entries += [(e, True) for e in self.parsed.host_addresses]
+        groups: dict[str, dict[tuple[str, str], _PlacedAddress]] = defaultdict(dict)
+        for entry, on_host in entries:
+            address = canonical_address(entry.address)
+            if address is None:
+                continue
+            key = (entry.owner, canonical_interface(entry.address))
+            gateway = key in gateways
+            interface = (entry.owner, "gateway" if gateway else entry.port)
+            link = link_of_port.get((entry.owner, entry.port))
+            if on_host:
+                role = "host"
+            elif entry.port == LOOPBACK:
+                role = "loopback"
+            elif gateway:
+                role = "gateway"
+            else:
+                role = "port" if link is None else "link"
+            place = _PlacedAddress(entry, role, key in planned, link)
+            groups[address].setdefault(interface, place)
+        return {
+            address: sorted(places.values(), key=lambda p: not p.planned)
+            for address, places in groups.items()
+            if len(places) > 1
+        }
+
+    def describe_place(self, place: _PlacedAddress) -> str:
+        entry = place.line
+        if place.role == "host":
+            return f"host {entry.owner}"
+        if place.role == "link":
+            return f"link {place.link}'s end at {entry.owner} port {entry.port}"
+        if place.role == "gateway":
+            return f"{entry.owner}'s host gateway on port {entry.port}"
+        return f"{entry.owner} port {entry.port}"
+
+    def check_address_clashes(self) -> set[tuple[int, int]]:
+        """An address on two interfaces reaches only one of them, whatever the routes say; a
+        plan whose pools overlap passes every other check. Returns the (file, line) reported."""
+        reported: set[tuple[int, int]] = set()
+        for address, places in sorted(self.placed_addresses().items()):
+            first = places[0]
+            where = self.parsed.location(first.line.file, first.line.line)
+            for place in places[1:]:
+                entry = place.line
+                roles = {first.role, place.role}
+                kind = HOST_ON_LINK if roles == {"host", "link"} else DUPLICATE_ADDRESS
+                unplanned = "" if place.planned else "; the address plan does not give it here"
+                self.add(
+                    Finding(
+                        kind,
+                        f"{self.describe_place(place)}: address {address} is also on "
+                        f"{self.describe_place(first)} ({where}): packets for it reach only "
+                        f"one of them{unplanned}",
+                        self.parsed.location(entry.file, entry.line),
+                        source=entry.owner,
+                    )
+                )
+                reported.add((entry.file, entry.line))
+        return reported
+
     def check_addresses(self) -> None:
         parsed = self.parsed
+        clashed = self.check_address_clashes()
         configured: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
         by_owner: dict[tuple[str, str], bool] = {}
         for entry in parsed.switch_addresses + parsed.host_addresses:
@@ -750,6 +837,8 @@ class _Checker:
             if (owner, address) in expected_keys:
                 continue
             for port, file, line in places:
+                if (file, line) in clashed:
+                    continue  # a line is reported once, under its most telling fault
                 self.add(
                     Finding(
                         UNEXPECTED_ADDRESS,
