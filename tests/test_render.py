@@ -277,3 +277,61 @@ def test_sonic_config_db_is_a_config_load_patch() -> None:
         assert not {"lanes", "alias", "index"} & set(port)
     frr = (GOLDEN / "hand6/configs/sonic/leaf1/frr.conf").read_text()
     assert "service integrated-vtysh-config" in frr
+
+
+def _mptcp(script: str) -> tuple[list[int], list[tuple[str, str]]]:
+    """(subflow and add_addr_accepted limits, [(endpoint address, device)]) of a host plan."""
+    limit_line = r"^ip mptcp limits set subflow (\d+) add_addr_accepted (\d+)$"
+    limits = re.findall(limit_line, script, re.M)
+    endpoints = re.findall(r"^ip mptcp endpoint add (\S+) dev (\S+) signal$", script, re.M)
+    return [int(x) for pair in limits for x in pair], endpoints
+
+
+def _own_addresses(script: str) -> dict[str, str]:
+    """Every address the plan puts on the host -> its device."""
+    found = re.findall(r"^ip (?:-6 )?addr replace (\S+) dev (\S+)", script, re.M)
+    return {address.split("/")[0]: device for address, device in found}
+
+
+def _assert_per_family_endpoints(script: str, families: set[int], layers: int) -> None:
+    limits, endpoints = _mptcp(script)
+    versions = [ipaddress.ip_address(address).version for address, _ in endpoints]
+    # IPv6 first, then IPv4: a v6 connection's budget fills before any v4 address is offered.
+    assert versions == sorted(versions, reverse=True)
+    assert {v: versions.count(v) for v in set(versions)} == {v: layers - 1 for v in families}
+    # Limits sized to one family's endpoint count, never the sum over families.
+    assert limits == [layers - 1, layers - 1]
+    own = _own_addresses(script)
+    first_layer = set(list(own)[: len(families)])
+    for address, device in endpoints:
+        assert own[address] == device and address not in first_layer
+
+
+def test_dual_stack_host_plans_announce_each_family_apart() -> None:
+    plans = sorted((GOLDEN / "hand6-dual/hosts").glob("*.sh"))
+    assert len(plans) == 12
+    for plan in plans:
+        _assert_per_family_endpoints(plan.read_text(), {4, 6}, layers=3)
+    # Single-family fabrics are unchanged: that family's endpoints, sized the same way.
+    for plan in sorted((GOLDEN / "hand6/hosts").glob("*.sh")):
+        _assert_per_family_endpoints(plan.read_text(), {4}, layers=3)
+
+
+@pytest.mark.parametrize(
+    ("inventory", "family", "versions"),
+    [("hand6-vlan.yaml", "dual", {4, 6}), ("hand6-dual.yaml", "ipv6", {6})],
+)
+def test_host_plans_announce_every_family_they_address(
+    tmp_path: Path, inventory: str, family: str, versions: set[int]
+) -> None:
+    text = (GOLDEN / inventory).read_text()
+    text = re.sub(r"(?m)^  family: \w+\n", "", text)
+    text = text.replace("addressing:\n", f"addressing:\n  family: {family}\n")
+    if "addressing:" not in text:
+        text += f"addressing:\n  family: {family}\n"
+    (tmp_path / "fabric.yaml").write_text(text)
+    files = api.build_output(api.compile_fabric(tmp_path / "fabric.yaml"), platforms=["eos"]).files
+    plans = [data.decode() for name, data in files.items() if re.match(r"hosts/.*\.sh$", name)]
+    assert len(plans) == 12
+    for script in plans:
+        _assert_per_family_endpoints(script, versions, layers=3)

@@ -14,9 +14,11 @@ ip route replace 10.0.0.0/8 via 10.0.0.9 dev eth0 src 10.0.0.11
 ip -6 route replace fd00:fa7::/48 via fd00:fa7:0:1::1 dev eth0
 # MPTCP: the destination address picks the layer, so this host announces its further layer
 # addresses (`signal`) and a peer opens one subflow to each: one connection, one subflow per layer.
+# Dual-stack: IPv6 endpoints first and limits of one family, so a v6 connection fills its
+# subflows with v6 addresses before any v4 one is announced, and a v4 connection skips the v6 ones.
 ip mptcp limits set subflow 2 add_addr_accepted 2
 ip mptcp endpoint flush
-ip mptcp endpoint add 10.0.0.75 dev eth0 signal
-ip mptcp endpoint add 10.0.0.139 dev eth0 signal
 ip mptcp endpoint add fd00:fa7:0:9::3 dev eth0 signal
 ip mptcp endpoint add fd00:fa7:0:11::3 dev eth0 signal
+ip mptcp endpoint add 10.0.0.75 dev eth0 signal
+ip mptcp endpoint add 10.0.0.139 dev eth0 signal
