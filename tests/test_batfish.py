@@ -13,11 +13,14 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from fatpaths_cfg import api
+from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.verify.batfish import BatfishResult, check_with_batfish
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
+DUAL = Path(__file__).resolve().parent / "golden" / "hand6-dual.yaml"
 
 pytestmark = pytest.mark.batfish
 
@@ -29,8 +32,8 @@ def _host() -> str:
     return host
 
 
-def _compile(out: Path, platform: str) -> Path:
-    compiled = api.compile_fabric(INVENTORY)
+def _compile(out: Path, platform: str, inventory: Path = INVENTORY) -> Path:
+    compiled = api.compile_fabric(inventory)
     api.build_output(compiled, platforms=[platform]).commit(out)
     return out
 
@@ -75,3 +78,36 @@ def test_batfish_sees_a_route_moved_to_another_neighbour(tmp_path: Path) -> None
     routes = next(c for c in result.checks if c.name == "static routes match fabric.json")
     assert not routes.ok
     assert any(match.group(1) in failure for failure in routes.failures)
+
+
+def test_eos_configs_parse_as_arista_with_no_warning(tmp_path: Path) -> None:
+    from pybatfish.client.session import Session
+
+    out = _compile(tmp_path / "eos", "eos", DUAL)
+    bf = Session(host=_host())
+    bf.set_network("fatpaths-eos-format")
+    bf.init_snapshot(str(out / "batfish"), name="eos-format", overwrite=True)
+    status = bf.q.fileParseStatus().answer().frame()
+    configs = status[status["File_Name"].str.startswith("configs/")]
+    assert len(configs) == 6
+    assert set(configs["File_Format"]) == {"ARISTA"}
+    assert set(configs["Status"]) == {"PASSED"}
+    assert len(bf.q.parseWarning().answer().frame()) == 0
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic"])
+def test_dual_stack_fabric_passes_on_ipv4_and_reports_ipv6_as_internal(
+    tmp_path: Path, platform: str
+) -> None:
+    host = _host()
+    out = _compile(tmp_path / platform, platform, DUAL)
+    result = check_with_batfish(out, host)
+    assert _failures(result) == []
+    assert result.families == ("v4",) and result.internal_only == ("v6",)
+    routes = next(c for c in result.checks if c.name == "static routes match fabric.json")
+    assert routes.detail == "90 IPv4 routes"
+    # The command line says it plainly and passes.
+    command = CliRunner().invoke(build_app(), ["verify", str(out), "--batfish", host])
+    assert command.exit_code == 0, command.output
+    assert "IPv6 routes checked by the internal checker only" in command.output
+    assert "PASS" in command.output

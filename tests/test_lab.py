@@ -31,6 +31,7 @@ from fatpaths_cfg.lab.state import load_state, process_starttime
 
 REPO = Path(__file__).resolve().parent.parent
 HAND6 = REPO / "inventories" / "hand-6.yaml"
+HAND6_DUAL = REPO / "tests" / "golden" / "hand6-dual.yaml"
 
 pytestmark = pytest.mark.lab
 
@@ -200,6 +201,39 @@ def test_linux_platform_switches_forward_without_frr(tmp_path: Path) -> None:
         code, output = invoke("lab", "test", str(out))
         assert code == 0, output
         assert "traceroute mismatches: 0" in output
+    finally:
+        down(out)
+    assert not lab_namespaces(out)
+
+
+def test_dual_stack_lab_pings_and_traces_both_families(tmp_path: Path) -> None:
+    out = compiled_lab_output(HAND6_DUAL, tmp_path / "hand6-dual")
+    try:
+        code, output = invoke("lab", "up", str(out))
+        assert code == 0, output
+        code, output = invoke("lab", "test", str(out))
+        assert code == 0, output
+        assert "180 pings, 48 traceroutes" in output
+        assert "traceroute mismatches: 0" in output
+        assert output.count("IPv6") == 3 and output.count("IPv4") == 3  # a row per layer
+
+        # A failed link breaks the same (pair, layer) combinations in both families, each
+        # predicted from the compiled tables.
+        plan = build_plan(out)
+        model = PathModel(plan)
+        broken = [
+            p
+            for p in plan_probes(plan)
+            if 6
+            in model.links_used(p.layer, p.src_switch, p.dst_switch)
+            | model.links_used(p.layer, p.dst_switch, p.src_switch)
+        ]
+        assert {p.family for p in broken} == {4, 6}
+        assert invoke("lab", "fail", str(out), "leaf1:Ethernet3")[0] == 0
+        code, output = invoke("lab", "test", str(out))
+        assert code == 1, output
+        assert f"failures: {len(broken)} (0 not explained by failed links)" in output
+        assert "IPv6 (h" in output and "IPv4 (h" in output
     finally:
         down(out)
     assert not lab_namespaces(out)

@@ -1,8 +1,9 @@
 """Rendered configs, host plans and the Batfish snapshot.
 
 Golden files: `tests/golden/<case>/` holds the rendered configs, host plans and Batfish snapshot
-of a small fabric (hand-6 on every platform, and hand-6 in the VLAN encoding on EOS), so that a
-template change shows up as a diff. After an intended change, regenerate them with
+of a small fabric (hand-6 on every platform, hand-6 in the VLAN encoding on EOS, and hand-6
+dual-stack on frr, eos and sonic), so that a template change shows up as a diff. After an
+intended change, regenerate them with
 
     FATPATHS_UPDATE_GOLDEN=1 python -m pytest tests/test_render.py -k golden
 
@@ -26,6 +27,7 @@ from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.render import PLATFORMS
+from fatpaths_cfg.render.base import FABRIC_MTU
 from fatpaths_cfg.render.environment import vlan_ranges
 from fatpaths_cfg.render.eos import EosPlatform
 from fatpaths_cfg.render.ifnames import kernel_ifname
@@ -37,6 +39,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 GOLDEN_CASES = {
     "hand6": (HAND6, ["frr", "linux", "eos", "sonic"]),
     "hand6-vlan": (GOLDEN / "hand6-vlan.yaml", None),
+    "hand6-dual": (GOLDEN / "hand6-dual.yaml", ["frr", "eos", "sonic"]),
 }
 ROUTE = re.compile(r"^ip route (?:replace )?(\S+) (?:via )?(\d+\.\d+\.\d+\.\d+)$")
 
@@ -207,3 +210,128 @@ def test_golden_output(case: str) -> None:
     assert stored == set(files), "rendered file set changed; see the module docstring"
     for relative, data in sorted(files.items()):
         assert (folder / relative).read_bytes().decode() == data.decode(), relative
+
+
+# Batfish's VendorConfigurationFormatDetector calls a file ARISTA when one of these matches;
+# without them a file that starts with `!` is taken for Cisco IOS.
+ARISTA_DEVICE_LINE = re.compile(r"(?m)^! device: .*\(.*EOS-\d.*")
+ARISTA_BOOT_LINE = re.compile(r"(?m)^.*boot system flash.*\.swi")
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_eos_golden_files_start_as_an_eos_running_config(case: str) -> None:
+    configs = sorted((GOLDEN / case).glob("**/eos/*.cfg")) + sorted(
+        (GOLDEN / case).glob("batfish/configs/*.cfg")
+    )
+    assert configs
+    for path in configs:
+        lines = path.read_text().splitlines()
+        assert ARISTA_DEVICE_LINE.match(lines[0]), path
+        assert lines[0] == f"! device: {path.stem} (DCS-7050CX3-32S, EOS-4.32.0F)"
+        assert ARISTA_BOOT_LINE.search("\n".join(lines[:4])), path
+        assert lines[-1] == "end"
+
+
+def test_dual_stack_eos_keeps_its_ipv6_lines() -> None:
+    config = (GOLDEN / "hand6-dual/configs/eos/leaf1.cfg").read_text()
+    assert "ipv6 unicast-routing" in config
+    assert re.search(r"(?m)^   ipv6 address fd00:fa7:1::/127$", config)
+    assert len(re.findall(r"(?m)^ipv6 route \S+ \S+$", config)) == 3 * 5
+
+
+def _eos_mtus(config: str) -> dict[str, int]:
+    mtus: dict[str, int] = {}
+    interface = ""
+    for line in config.splitlines():
+        if line.startswith("interface "):
+            interface = line.split()[1]
+        elif line.startswith("   mtu "):
+            mtus[interface] = int(line.split()[1])
+    return mtus
+
+
+@pytest.mark.parametrize("case", ["hand6", "hand6-dual"])
+def test_eos_and_sonic_set_one_fabric_mtu(case: str) -> None:
+    for switch in [f"leaf{i}" for i in range(1, 7)]:
+        eos = _eos_mtus((GOLDEN / case / f"configs/eos/{switch}.cfg").read_text())
+        db = json.loads((GOLDEN / case / f"configs/sonic/{switch}/config_db.json").read_text())
+        routed = {k for k in db["INTERFACE"] if "|" not in k}
+        # Every routed port and the host gateway SVI carry it on EOS, every port on SONiC.
+        assert set(eos) == routed | {"Vlan1000"}
+        assert set(eos.values()) == {FABRIC_MTU}
+        assert {int(port["mtu"]) for port in db["PORT"].values()} == {FABRIC_MTU}
+    # The frr/linux output sets no MTU: the kernel's default, which FABRIC_MTU matches.
+    assert FABRIC_MTU == 1500
+    assert "mtu" not in (GOLDEN / "hand6/configs/frr/leaf1/interfaces.sh").read_text()
+
+
+def test_sonic_config_db_is_a_config_load_patch() -> None:
+    db = json.loads((GOLDEN / "hand6/configs/sonic/leaf1/config_db.json").read_text())
+    metadata = db["DEVICE_METADATA"]["localhost"]
+    # split-unified: docker-fpm-frr keeps our integrated frr.conf and boots FRR from it.
+    assert metadata["docker_routing_config_mode"] == "split-unified"
+    assert metadata["hostname"] == "leaf1"
+    # What only the box knows stays out, so `config load` merges without clobbering it.
+    assert not {"hwsku", "platform", "mac"} & set(metadata)
+    for port in db["PORT"].values():
+        assert not {"lanes", "alias", "index"} & set(port)
+    frr = (GOLDEN / "hand6/configs/sonic/leaf1/frr.conf").read_text()
+    assert "service integrated-vtysh-config" in frr
+
+
+def _mptcp(script: str) -> tuple[list[int], list[tuple[str, str]]]:
+    """(subflow and add_addr_accepted limits, [(endpoint address, device)]) of a host plan."""
+    limit_line = r"^ip mptcp limits set subflow (\d+) add_addr_accepted (\d+)$"
+    limits = re.findall(limit_line, script, re.M)
+    endpoints = re.findall(r"^ip mptcp endpoint add (\S+) dev (\S+) signal$", script, re.M)
+    return [int(x) for pair in limits for x in pair], endpoints
+
+
+def _own_addresses(script: str) -> dict[str, str]:
+    """Every address the plan puts on the host -> its device."""
+    found = re.findall(r"^ip (?:-6 )?addr replace (\S+) dev (\S+)", script, re.M)
+    return {address.split("/")[0]: device for address, device in found}
+
+
+def _assert_per_family_endpoints(script: str, families: set[int], layers: int) -> None:
+    limits, endpoints = _mptcp(script)
+    versions = [ipaddress.ip_address(address).version for address, _ in endpoints]
+    # IPv6 first, then IPv4: a v6 connection's budget fills before any v4 address is offered.
+    assert versions == sorted(versions, reverse=True)
+    assert {v: versions.count(v) for v in set(versions)} == {v: layers - 1 for v in families}
+    # Limits sized to one family's endpoint count, never the sum over families.
+    assert limits == [layers - 1, layers - 1]
+    own = _own_addresses(script)
+    first_layer = set(list(own)[: len(families)])
+    for address, device in endpoints:
+        assert own[address] == device and address not in first_layer
+
+
+def test_dual_stack_host_plans_announce_each_family_apart() -> None:
+    plans = sorted((GOLDEN / "hand6-dual/hosts").glob("*.sh"))
+    assert len(plans) == 12
+    for plan in plans:
+        _assert_per_family_endpoints(plan.read_text(), {4, 6}, layers=3)
+    # Single-family fabrics are unchanged: that family's endpoints, sized the same way.
+    for plan in sorted((GOLDEN / "hand6/hosts").glob("*.sh")):
+        _assert_per_family_endpoints(plan.read_text(), {4}, layers=3)
+
+
+@pytest.mark.parametrize(
+    ("inventory", "family", "versions"),
+    [("hand6-vlan.yaml", "dual", {4, 6}), ("hand6-dual.yaml", "ipv6", {6})],
+)
+def test_host_plans_announce_every_family_they_address(
+    tmp_path: Path, inventory: str, family: str, versions: set[int]
+) -> None:
+    text = (GOLDEN / inventory).read_text()
+    text = re.sub(r"(?m)^  family: \w+\n", "", text)
+    text = text.replace("addressing:\n", f"addressing:\n  family: {family}\n")
+    if "addressing:" not in text:
+        text += f"addressing:\n  family: {family}\n"
+    (tmp_path / "fabric.yaml").write_text(text)
+    files = api.build_output(api.compile_fabric(tmp_path / "fabric.yaml"), platforms=["eos"]).files
+    plans = [data.decode() for name, data in files.items() if re.match(r"hosts/.*\.sh$", name)]
+    assert len(plans) == 12
+    for script in plans:
+        _assert_per_family_endpoints(script, versions, layers=3)

@@ -2,9 +2,12 @@
 whose hops must equal the compiled path.
 
 Pings leave from the layer's own source address, so the reply comes back on the same layer and
-a broken layer shows as broken whichever direction it broke in. With failed links the expected
-outcome of every probe is computed from the compiled tables, so `lab test` tells a failure the
-fabric predicts (a static layer crossing a dead link) from one it does not (a config bug).
+a broken layer shows as broken whichever direction it broke in. Every address family of the
+fabric is probed on its own (a dual-stack fabric gets IPv4 and IPv6 pings and traceroutes): the
+two families have separate routes, so one can break while the other works. With failed links
+the expected outcome of every probe is computed from the compiled tables, so `lab test` tells a
+failure the fabric predicts (a static layer crossing a dead link) from one it does not (a
+config bug).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from fatpaths_cfg.lab.netns import in_netns, parallel, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 
 _HOP = re.compile(r"^\s*(\d+)\s+(\S+)", re.MULTILINE)
+# fabric.json's address keys per IP version, in probing order.
+FAMILY_KEYS = {4: "v4", 6: "v6"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,9 @@ class Probe:
     dst_switch: int
     src: HostNode
     dst: HostNode
+    family: int  # IP version
+    src_address: str
+    dst_address: str
 
 
 @dataclass
@@ -57,6 +65,10 @@ class LabTestReport:
     layer_ids: list[int] = field(default_factory=list)
 
     @property
+    def families(self) -> list[int]:
+        return sorted({r.probe.family for r in self.pings})
+
+    @property
     def failures(self) -> list[ProbeResult]:
         return [r for r in self.pings if not r.ok]
 
@@ -80,21 +92,38 @@ class LabTestReport:
         return sum(working.values()), len(working)
 
 
+def family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[int, str]]]:
+    """IP version -> host name -> layer -> address (no prefix length), for every family the
+    address plan gives the hosts."""
+    found: dict[int, dict[str, dict[int, str]]] = {}
+    for version, key in FAMILY_KEYS.items():
+        for entry in plan.compiled.data["addressing"].get("hosts", []):
+            for address in entry["addresses"]:
+                if address.get(key):
+                    by_host = found.setdefault(version, {}).setdefault(entry["name"], {})
+                    by_host[int(address["layer"])] = address[key].split("/")[0]
+    return found
+
+
 def plan_probes(plan: LabPlan) -> list[Probe]:
-    """One probe per (layer, s, t), rotating over the hosts of s and t so all hosts take part."""
+    """One probe per (family, layer, s, t), rotating over the hosts of s and t so all hosts
+    take part."""
     on_switch: dict[int, list[HostNode]] = defaultdict(list)
     for host in plan.hosts:
         on_switch[host.switch].append(host)
     switches = sorted(on_switch)
     probes = []
-    for layer in plan.layer_ids:
-        for s in switches:
-            for t in switches:
-                if s == t:
-                    continue
-                src = on_switch[s][(t + layer) % len(on_switch[s])]
-                dst = on_switch[t][(s + layer) % len(on_switch[t])]
-                probes.append(Probe(layer, s, t, src, dst))
+    for version, addresses in family_addresses(plan).items():
+        for layer in plan.layer_ids:
+            for s in switches:
+                for t in switches:
+                    if s == t:
+                        continue
+                    src = on_switch[s][(t + layer) % len(on_switch[s])]
+                    dst = on_switch[t][(s + layer) % len(on_switch[t])]
+                    src_address = addresses[src.name][layer]
+                    dst_address = addresses[dst.name][layer]
+                    probes.append(Probe(layer, s, t, src, dst, version, src_address, dst_address))
     return probes
 
 
@@ -158,7 +187,7 @@ class PathModel:
 def _ping_batch(batch: list[tuple[int, Probe]], wait: int) -> dict[int, bool]:
     """All pings of one source host in one shell in its namespace, running side by side."""
     lines = [
-        f"(ping -n -q -c1 -W{wait} -I {p.src.addresses[p.layer]} {p.dst.addresses[p.layer]}"
+        f"(ping -{p.family} -n -q -c1 -W{wait} -I {p.src_address} {p.dst_address}"
         f" >/dev/null 2>&1 && echo ok {k} || echo fail {k}) &"
         for k, p in batch
     ]
@@ -181,7 +210,8 @@ def run_pings(probes: list[Probe], workers: int = 12) -> list[bool]:
         return merged
 
     results = by_source(list(range(len(probes))), 1)
-    # One retry with a longer wait: a first packet can be lost to ARP resolution under load.
+    # One retry with a longer wait: a first packet can be lost to ARP or neighbour discovery
+    # under load.
     retry = [k for k, ok in results.items() if not ok]
     if retry:
         results.update(by_source(retry, 2))
@@ -194,6 +224,7 @@ def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
             probe.src.netns,
             [
                 "traceroute",
+                f"-{probe.family}",
                 "-n",
                 "-q",
                 "1",
@@ -202,25 +233,26 @@ def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
                 "-m",
                 str(max_hops),
                 "-s",
-                probe.src.addresses[probe.layer],
-                probe.dst.addresses[probe.layer],
+                probe.src_address,
+                probe.dst_address,
             ],
         ),
         check=False,
     )
     hops: list[int | None] = []
     for _, address in _HOP.findall(out):
-        if address == probe.dst.addresses[probe.layer]:
+        if address == probe.dst_address:
             break
         hops.append(plan.switch_of_address.get(address))
     return hops
 
 
 def sample_traces(probes: list[Probe], per_layer: int, seed: int) -> list[Probe]:
+    """`per_layer` traceroutes per layer of every family."""
     rng = np.random.default_rng(seed)
     chosen = []
-    for layer in sorted({p.layer for p in probes}):
-        of_layer = [p for p in probes if p.layer == layer]
+    for family, layer in sorted({(p.family, p.layer) for p in probes}):
+        of_layer = [p for p in probes if p.layer == layer and p.family == family]
         take = min(per_layer, len(of_layer))
         chosen += [of_layer[i] for i in sorted(rng.choice(len(of_layer), take, replace=False))]
     return chosen

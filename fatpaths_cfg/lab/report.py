@@ -1,6 +1,9 @@
-"""Printing a `lab test` report: a table per layer, the broken combinations, fault tolerance."""
+"""Printing a `lab test` report: a row per (family, layer), the broken combinations, fault
+tolerance."""
 
 from __future__ import annotations
+
+import itertools
 
 from rich.console import Console
 from rich.table import Table
@@ -14,13 +17,15 @@ MAX_LISTED = 30
 def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None:
     names = [s.name for s in plan.compiled.fabric.switches]
     table = Table(title=f"lab test {plan.name}: pings per (switch pair, layer), traceroutes")
-    for column in ("layer", "pairs", "ok", "failed", "predicted by failed links", "traceroutes ok"):
+    columns = ("family", "layer", "pairs", "ok", "failed", "predicted by failed links")
+    for column in (*columns, "traceroutes ok"):
         table.add_column(column, justify="right")
-    for layer in report.layer_ids:
-        rows = [r for r in report.pings if r.probe.layer == layer]
+    for family, layer in itertools.product(report.families, report.layer_ids):
+        rows = [r for r in report.pings if (r.probe.family, r.probe.layer) == (family, layer)]
         failed = [r for r in rows if not r.ok]
-        traces = [t for t in report.traces if t.probe.layer == layer]
+        traces = [t for t in report.traces if (t.probe.family, t.probe.layer) == (family, layer)]
         table.add_row(
+            f"IPv{family}",
             str(layer),
             str(len(rows)),
             str(len(rows) - len(failed)),
@@ -43,8 +48,8 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
         why = "crosses a failed link" if not r.expected_ok else "UNEXPECTED"
         console.print(
             f"  broken: {names[p.src_switch]} -> {names[p.dst_switch]} layer {p.layer} "
-            f"({p.src.name} {p.src.addresses[p.layer]} -> {p.dst.name} "
-            f"{p.dst.addresses[p.layer]}): {why}",
+            f"IPv{p.family} ({p.src.name} {p.src_address} -> {p.dst.name} "
+            f"{p.dst_address}): {why}",
             soft_wrap=True,
         )
     if len(report.failures) > MAX_LISTED:
@@ -53,7 +58,7 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
         p = t.probe
         seen = [names[h] if h is not None else "?" for h in t.hops]
         console.print(
-            f"  traceroute {p.src.name} -> {p.dst.name} layer {p.layer}: hops "
+            f"  traceroute {p.src.name} -> {p.dst.name} layer {p.layer} IPv{p.family}: hops "
             f"{' '.join(seen)}, compiled {' '.join(names[h] for h in t.expected)}",
             soft_wrap=True,
         )

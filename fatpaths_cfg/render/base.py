@@ -14,6 +14,11 @@ from typing import ClassVar
 from fatpaths_cfg.render.environment import environment
 from fatpaths_cfg.render.routes import RouteTable
 
+# The IP MTU of every fabric port. The inventory has no MTU and the frr/linux output and host
+# plans keep the kernel's default of 1500, so eos and sonic set the same value explicitly: one
+# MTU on every platform, whatever a NOS would default to (SONiC's port default is 9100).
+FABRIC_MTU = 1500
+
 
 @dataclass(frozen=True)
 class LinkPort:

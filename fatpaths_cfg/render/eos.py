@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from fatpaths_cfg.render.base import Platform, SwitchView
+from dataclasses import dataclass
+
+from fatpaths_cfg.render.base import FABRIC_MTU, Platform, SwitchView
+from fatpaths_cfg.render.environment import environment
+
+
+@dataclass(frozen=True)
+class EosDevice:
+    """What the running-config header claims about the box: parsers key on it (Batfish takes
+    `! device: NAME (MODEL, EOS-x.y...)` or `boot system flash:...swi` as Arista), EOS itself
+    reads those lines as comments."""
+
+    model: str
+    version: str
+    mtu: int
+
+
+# The 7050X3 the limits below describe, on the EOS release the containerlab default runs.
+DEVICE = EosDevice(model="DCS-7050CX3-32S", version="4.32.0F", mtu=FABRIC_MTU)
 
 
 class EosPlatform(Platform):
@@ -17,4 +35,5 @@ class EosPlatform(Platform):
         return (f"{switch}.cfg",)
 
     def render(self, view: SwitchView) -> dict[str, str]:
-        return {f"{view.name}.cfg": self.template(view, "running-config.j2")}
+        template = environment().get_template("eos/running-config.j2")
+        return {f"{view.name}.cfg": template.render(view=view, eos=DEVICE)}

@@ -4,12 +4,21 @@ Prefix encoding: all addresses on eth0, the fabric pools via the switch, and MPT
 that one connection opens a subflow per layer address. VLAN encoding: a VLAN sub-interface per
 layer and static neighbour entries, because ARP broadcasts must never flood a layer that is
 not a tree.
+
+MPTCP per family: the kernel's path manager keeps one endpoint list and one pair of limits per
+host, not per address family, and announces every `signal` endpoint on every connection. A
+receiver skips announced addresses of the other family only when its socket cannot reach them:
+a v4 socket skips v6 addresses, but a dual-stack v6 socket takes v4 ones. So IPv6 endpoints come
+first and the limits equal one family's endpoint count: a v6 connection fills its budget with
+v6 addresses before any v4 one is offered, and a v4 connection skips the v6 announcements
+(they do not count) and takes its v4 ones.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from dataclasses import dataclass
 
 from fatpaths_cfg.addressing import AddressPlan, FamilyTables
@@ -43,6 +52,16 @@ class HostLayer:
 
 
 @dataclass(frozen=True)
+class MptcpEndpoint:
+    address: str
+    device: str
+
+    @property
+    def family(self) -> str:
+        return "v6" if ":" in self.address else "v4"
+
+
+@dataclass(frozen=True)
 class HostView:
     name: str
     switch: str
@@ -53,15 +72,13 @@ class HostView:
     layers: list[HostLayer]
     pools_v4: list[str]
     pools_v6: list[str]
+    # IPv6 first; see the module docstring.
+    mptcp_endpoints: list[MptcpEndpoint]
     mptcp_limit: int
 
     @property
-    def extra_v4(self) -> list[str]:
-        return [layer.address_v4 for layer in self.layers[1:] if layer.address_v4]
-
-    @property
-    def extra_v6(self) -> list[str]:
-        return [layer.address_v6 for layer in self.layers[1:] if layer.address_v6]
+    def mptcp_dual_stack(self) -> bool:
+        return len({e.family for e in self.mptcp_endpoints}) == 2
 
 
 def _address(tables: FamilyTables | None, layer: int, host: int) -> str | None:
@@ -85,6 +102,26 @@ def _neighbours(
     return [(row[o], plan.host_macs[o]) for o in range(len(row)) if o != host]
 
 
+def layer_device(uplink: str, layer: HostLayer) -> str:
+    """The device that carries a layer's addresses: the uplink, or its VLAN sub-interface."""
+    return uplink if layer.vlan is None else f"{uplink}.{layer.vlan}"
+
+
+def mptcp_endpoints(uplink: str, layers: list[HostLayer]) -> list[MptcpEndpoint]:
+    """The further layers' addresses to announce, every IPv6 one before any IPv4 one."""
+    further = layers[1:]
+    v6 = [MptcpEndpoint(la.address_v6, layer_device(uplink, la)) for la in further if la.address_v6]
+    v4 = [MptcpEndpoint(la.address_v4, layer_device(uplink, la)) for la in further if la.address_v4]
+    return v6 + v4
+
+
+def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
+    """Subflows and accepted announcements one connection needs: one family's endpoints (a
+    connection only ever uses its own family's), within the kernel's cap."""
+    per_family = Counter(e.family for e in endpoints)
+    return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
+
+
 def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
     h, s = host.index, host.switch
     layers = [
@@ -100,6 +137,7 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
         )
         for i in range(plan.layer_count)
     ]
+    endpoints = mptcp_endpoints(UPLINK, layers)
     return HostView(
         name=host.name,
         switch=fabric.switches[s].name,
@@ -110,7 +148,8 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
         layers=layers,
         pools_v4=plan.v4.pools if plan.v4 else [],
         pools_v6=plan.v6.pools if plan.v6 else [],
-        mptcp_limit=min(plan.layer_count - 1, MPTCP_MAX_LIMIT),
+        mptcp_endpoints=endpoints,
+        mptcp_limit=mptcp_limit(endpoints),
     )
 
 

@@ -42,6 +42,7 @@ _EOS_INERT = (
     "ipv6 unicast-routing",
     "spanning-tree ",
     "storm-control ",
+    "mtu ",
     "end",
 )
 _SHELL_INERT = ("#", "set -e", "sysctl ", "ip link set ", "ip -6 neigh replace proxy ")
