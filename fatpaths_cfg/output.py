@@ -79,7 +79,7 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 OUTPUT_MARKER = ".fatpaths-output"
 # Folders that later fatpaths commands (verify, simulate, analyze, lab) write inside a compiled
 # directory: results of the previous compile, stale once it is compiled anew.
-RESULT_FOLDERS = ("analysis", "lab", "sim", "verify")
+RESULT_FOLDERS = ("analysis", "convergence", "lab", "sim", "verify")
 _MARKER_HEADER = (
     "# fatpaths {kind} output. The next `fatpaths {kind}` into this directory replaces it; it\n"
     "# refuses to while the directory holds files not listed below. Files fatpaths wrote:\n"

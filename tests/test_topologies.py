@@ -65,6 +65,7 @@ SAMPLES: list[tuple[str, dict[str, int | float]]] = [
     ("clique", {"k": 4}),
     ("mlfm", {"h": 3}),
     ("oft", {"k": 3}),
+    ("clos", {"n": 4, "r": 6}),
 ]
 
 
@@ -390,3 +391,15 @@ def test_error_messages() -> None:
     with pytest.raises(TopologyParameterError) as info:
         generate("slimfly", {"q": 5}, seed=-1)
     assert info.value.field == "seed"
+
+
+@pytest.mark.parametrize(("n", "r", "m"), [(4, 6, 4), (6, 8, 3), (24, 48, 24)])
+def test_clos_is_a_complete_bipartite_leaf_middle_graph(n: int, r: int, m: int) -> None:
+    topo = generate("clos", {"n": n, "r": r, "m": m}, seed=1)
+    assert topo.num_switches == r + m and topo.num_hosts == n * r
+    assert len(topo.edges) == r * m
+    g = graph(topo)
+    assert all(g.degree(i) == m for i in range(r))
+    assert all(g.degree(r + j) == r for j in range(m))
+    assert nx.is_bipartite(g) and host_switch_diameter(topo) == 2
+    assert generate("clos", {"n": n, "r": r}, seed=1).params["m"] == n

@@ -160,11 +160,27 @@ def analyze_command(
         "--results",
         help="Where to write analysis.json and analysis.png (default OUT/analysis).",
     ),
+    convergence: bool = typer.Option(
+        False,
+        "--convergence",
+        help="Instead: adaptive-routing convergence of a compiled two-level Clos, model and "
+        "simulation against r for p=1 and p=2 (writes OUT/convergence).",
+    ),
+    permutations: int = typer.Option(
+        200, "--permutations", help="Random permutations per point (--convergence)."
+    ),
+    max_iterations: int = typer.Option(
+        20_000, "--max-iterations", help="Iteration cap per permutation (--convergence)."
+    ),
 ) -> None:
     """Path diversity and maximum achievable throughput (LP, HiGHS) of a compiled fabric."""
     from fatpaths_cfg.commands import run_or_exit
 
     compiled = run_or_exit(lambda: load_compiled(out))
+    if convergence:
+        convergence_command(compiled, results or out / "convergence", permutations, seed,
+                            max_iterations)
+        return
     pattern_list = [p.strip() for p in traffic.split(",") if p.strip()]
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
     for value, known, flag in (
@@ -201,6 +217,37 @@ def analyze_command(
         f"{div['mean_disjoint_layer_paths']:.2f} edge-disjoint paths on average"
     )
     console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}")
+
+
+def convergence_command(
+    compiled: LoadedCompiled, target: Path, permutations: int, seed: int, max_iterations: int
+) -> None:
+    from fatpaths_cfg.analysis.convergence_report import (
+        clos_shape_of,
+        convergence_plot,
+        convergence_sweep,
+        point_json,
+        point_line,
+    )
+    from fatpaths_cfg.commands import run_or_exit
+
+    fabric_json = str(compiled.directory / "fabric.json")
+    n, r, m = run_or_exit(lambda: clos_shape_of(compiled.fabric, fabric_json))
+    run_or_exit(lambda: check_output_target(target, "analyze"))
+    points = convergence_sweep(
+        n, r, m, permutations, seed, max_iterations, lambda pt: print(point_line(pt), flush=True)
+    )
+    tree = OutputTree("analyze")
+    tree.add_json(
+        "convergence.json",
+        {"fabric": compiled.fabric.name, "n": n, "r": r, "m": m, "seed": seed,
+         "max_iterations": max_iterations, "points": [point_json(pt) for pt in points]},
+    )
+    tree.add_bytes("convergence.png", convergence_plot(points, compiled.fabric.name))
+    run_or_exit(lambda: tree.commit(target))
+    if m * 1 < n:
+        print(f"warning: m={m} < n={n}: full-rate flows (p=1) cannot be routed without a bad link")
+    print(f"wrote {target / 'convergence.json'} and {target / 'convergence.png'}")
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 
-from . import clique, dragonfly, fattree, hyperx, jellyfish, mlfm, oft, slimfly, xpander
+from . import clique, clos, dragonfly, fattree, hyperx, jellyfish, mlfm, oft, slimfly, xpander
 from .base import GeneratedTopology, ParameterSpec, TopologyParameterError
 
 __all__ = [
@@ -29,6 +29,7 @@ _MODULES = {
     "clique": clique,
     "mlfm": mlfm,
     "oft": oft,
+    "clos": clos,
 }
 
 KINDS: dict[str, tuple[ParameterSpec, ...]] = {
