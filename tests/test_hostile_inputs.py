@@ -160,3 +160,14 @@ def test_plain_values_do_not_count_as_alias_expansion(
         "(&anchor / *alias nested this deep looks like an alias bomb)"
     ]
 
+
+def test_printed_errors_stop_at_50_and_count_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    links = "".join(f"  - a: sw1:Ethernet{i}\n    b: nowhere:Ethernet{i}\n" for i in range(120))
+    (tmp_path / "many.yaml").write_text(f"fabric: f\nswitches:\n  - name: sw1\nlinks:\n{links}")
+    errors = compile_errors(tmp_path, monkeypatch, "many.yaml")
+    assert len(errors) == 51
+    assert errors[0] == "many.yaml:6: links[0].b: unknown switch 'nowhere' (known switches: sw1)"
+    assert errors[49].startswith("many.yaml:104: links[49].b: unknown switch")
+    assert errors[50] == "70 more errors not shown (the first 50 are above)"
