@@ -171,3 +171,15 @@ def test_printed_errors_stop_at_50_and_count_the_rest(
     assert errors[0] == "many.yaml:6: links[0].b: unknown switch 'nowhere' (known switches: sw1)"
     assert errors[49].startswith("many.yaml:104: links[49].b: unknown switch")
     assert errors[50] == "70 more errors not shown (the first 50 are above)"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_endless_stream_is_cut_off_at_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A device reports no size; reading must still stop one byte past the cap.
+    monkeypatch.setenv("FATPATHS_MAX_INVENTORY_MB", "1")
+    assert compile_errors(tmp_path, monkeypatch, "/dev/zero") == [
+        "/dev/zero:1: the file is more than 1,000,000 bytes, over the 1 MB cap on inventory size "
+        "(refused before parsing; to parse it anyway set FATPATHS_MAX_INVENTORY_MB higher)"
+    ]

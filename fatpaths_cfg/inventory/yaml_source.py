@@ -209,7 +209,7 @@ def size_cap_bytes(file: str) -> int:
 
 
 def _too_big(file: str, size: int | None, cap: int) -> UserErrors:
-    needed = f"={ceil(size / BYTES_PER_MB)}" if size is not None else " to more MB"
+    needed = f"={ceil(size / BYTES_PER_MB)}" if size is not None else " higher"
     described = f"{size:,} bytes" if size is not None else f"more than {cap:,} bytes"
     return UserErrors.single(
         file,
