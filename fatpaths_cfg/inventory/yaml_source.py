@@ -122,6 +122,8 @@ class _Builder:
                 path[:1],
                 "aliases inside anchored values add a level each",
             )
+        # An aliased node is first visited where it is written; every later visit is a copy
+        # made by an alias, and so is everything beneath it.
         key = id(node)
         copy = key in self.defined
         if key in self.aliased:
