@@ -22,7 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from fatpaths_cfg import api
-from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.errors import UserErrors, printed_lines
 
 err_console = Console(stderr=True)
 console = Console()
@@ -32,12 +32,12 @@ EXIT_USER_ERROR = 2
 
 
 def run_or_exit(action: Callable[[], T]) -> T:
-    """Run a stage; user errors are printed (all of them) and exit 2, without a traceback."""
+    """Run a stage; user errors are printed (up to a cap) and exit 2, without a traceback."""
     try:
         return action()
     except UserErrors as exc:
-        for error in exc.errors:
-            print(f"error: {error}", file=sys.stderr)
+        for line in printed_lines(exc.errors):
+            print(line, file=sys.stderr)
         raise typer.Exit(EXIT_USER_ERROR) from None
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+# A generated inventory with one systematic mistake can produce a million errors; past a few
+# dozen, more lines bury the first cause instead of helping to find it.
+MAX_PRINTED_ERRORS = 50
 
 
 @dataclass(frozen=True, order=True)
@@ -52,3 +57,12 @@ class ErrorCollector:
     def raise_if_any(self) -> None:
         if self.errors:
             raise UserErrors(self.errors)
+
+
+def printed_lines(errors: Sequence[UserError], limit: int = MAX_PRINTED_ERRORS) -> list[str]:
+    """The `error: ...` lines to print: the first `limit` errors, then a count of the rest."""
+    lines = [f"error: {error}" for error in errors[:limit]]
+    rest = len(errors) - limit
+    if rest > 0:
+        lines.append(f"error: {rest:,} more errors not shown (the first {limit} are above)")
+    return lines

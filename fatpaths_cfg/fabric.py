@@ -149,6 +149,9 @@ class _WiringChecker:
         links: list[Link] = []
         seen_pairs: dict[tuple[int, int], int] = {}
         for i, link in enumerate(spec.links):
+            if link.a == link.b:
+                self._one_port_loop(i, link.a, index, declared, used_ports)
+                continue
             ends = []
             for side in ("a", "b"):
                 endpoint = self._endpoint(
@@ -352,6 +355,30 @@ class _WiringChecker:
                 f"kernel interface '{ifname}'",
                 "rename one: frr, linux and the lab name interfaces after ports with '/' "
                 "replaced by '_' and names over 15 characters shortened",
+            )
+
+    def _one_port_loop(
+        self,
+        i: int,
+        endpoint: str,
+        index: dict[str, int],
+        declared: dict[int, set[str]],
+        used_ports: dict[int, list[str]],
+    ) -> None:
+        """A link whose two ends are one port: a self-loop, not a port reused by another cable.
+
+        The port still counts as cabled, so a later link to it is reported against this one.
+        """
+        field_name = f"links[{i}].a"
+        end = self._endpoint(
+            endpoint, ("links", i, "a"), field_name, index, declared, f"link {i}", used_ports
+        )
+        if end is not None:
+            self.error(
+                ("links", i),
+                f"links[{i}]",
+                f"links port {endpoint} to itself",
+                "a link joins two different switches",
             )
 
     def _check_connected(self, switches: list[Switch], links: list[Link]) -> None:

@@ -2,25 +2,43 @@
 
 PyYAML's composed node tree carries line numbers; we build plain Python values from it and
 keep the positions in a side table keyed by path, so user data is never polluted with markers.
-Aliases are expanded while building, which is where alias bombs explode, so expansion is
-bounded.
+
+Hostile files are refused with a located error before they can exhaust time, memory or the
+stack: the size is capped before reading, nesting depth is capped while composing (PyYAML's
+composer recurses once per level), and values produced by aliases are counted apart from the
+values actually written, because only aliases can make a small file expand into billions.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from math import ceil
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.reader import ReaderError
 
 from fatpaths_cfg.errors import UserError, UserErrors
 
 PathKey = tuple[str | int, ...]
 
-# Large generated inventories (Slim Fly q=37 wiring) have a few hundred thousand nodes; alias
-# bombs reach billions. The bound sits far above the former and far below the latter.
-MAX_EXPANDED_NODES = 2_000_000
+# The largest generated wiring (Slim Fly q=37) is 8.2 MB and already takes tens of seconds to
+# parse; twice that leaves room for hand-written comments while refusing, in milliseconds, files
+# that would parse for minutes.
+SIZE_CAP_VARIABLE = "FATPATHS_MAX_INVENTORY_MB"
+DEFAULT_SIZE_CAP_MB = 16
+BYTES_PER_MB = 1_000_000
+
+# Inventories nest five or six levels deep; Python's recursion limit sits near a few hundred
+# levels of PyYAML's composer. 64 is far from both.
+MAX_NESTING = 64
+
+# Anchors in real inventories share small blocks (a port list, a defaults mapping); alias bombs
+# expand to billions of values. Values written out in the file do not count: the size cap
+# bounds those.
+MAX_ALIAS_VALUES = 1_000_000
 
 
 @dataclass
@@ -50,27 +68,86 @@ def format_path(path: PathKey) -> str:
     return text
 
 
+def _too_deep(file: str, line: int, top_key: PathKey, hint: str) -> UserErrors:
+    return UserErrors.single(
+        file, format_path(top_key), f"nested more than {MAX_NESTING} levels deep", hint, line=line
+    )
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses deep nesting and remembers which nodes aliases point at."""
+
+    def __init__(self, text: str, file: str) -> None:
+        super().__init__(text)
+        self.file = file
+        self.depth = 0
+        self.top_key: PathKey = ()
+        self.aliased: set[int] = set()
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            anchor = self.peek_event().anchor
+            if anchor in self.anchors:
+                self.aliased.add(id(self.anchors[anchor]))
+            return super().compose_node(parent, index)
+        if self.depth == 1 and index is not None:
+            # The root's children: `index` is the key node in a mapping, the position in a list.
+            self.top_key = (index,) if isinstance(index, int) else (str(index.value),)
+        if self.depth >= MAX_NESTING:
+            line = self.peek_event().start_mark.line + 1
+            hint = "an inventory nests about five levels; look for unclosed brackets"
+            raise _too_deep(self.file, line, self.top_key, hint)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
 class _Builder:
-    def __init__(self, source: SourceMap) -> None:
+    def __init__(self, source: SourceMap, aliased: set[int]) -> None:
         self.source = source
-        self.expanded = 0
+        self.aliased = aliased
+        self.defined: set[int] = set()
+        self.copying = 0
+        self.alias_values = 0
         self.errors: list[UserError] = []
         self._scalars = yaml.SafeLoader("")
 
     def build(self, node: yaml.Node, path: PathKey) -> Any:
-        self.expanded += 1
-        if self.expanded > MAX_EXPANDED_NODES:
-            raise UserErrors(
-                [
-                    UserError(
-                        self.source.file,
-                        node.start_mark.line + 1,
-                        format_path(path),
-                        f"document expands to more than {MAX_EXPANDED_NODES:,} values",
-                        "aliases (&anchor / *alias) nested this deep look like an alias bomb",
-                    )
-                ]
+        if len(path) >= MAX_NESTING:
+            raise _too_deep(
+                self.source.file,
+                self.source.line_of(path[:1]),
+                path[:1],
+                "aliases inside anchored values add a level each",
             )
+        # An aliased node is first visited where it is written; every later visit is a copy
+        # made by an alias, and so is everything beneath it.
+        key = id(node)
+        copy = key in self.defined
+        if key in self.aliased:
+            self.defined.add(key)
+        self.copying += copy
+        try:
+            if self.copying:
+                self._count_alias_value(path)
+            return self._value(node, path)
+        finally:
+            self.copying -= copy
+
+    def _count_alias_value(self, path: PathKey) -> None:
+        self.alias_values += 1
+        if self.alias_values > MAX_ALIAS_VALUES:
+            raise UserErrors.single(
+                self.source.file,
+                format_path(path[:1]),
+                f"aliases expand to more than {MAX_ALIAS_VALUES:,} values",
+                "&anchor / *alias nested this deep looks like an alias bomb",
+                line=self.source.line_of(path[:1]),
+            )
+
+    def _value(self, node: yaml.Node, path: PathKey) -> Any:
         self.source.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -115,30 +192,106 @@ class _Builder:
         return result
 
 
-def load_yaml(path: Path) -> tuple[Any, SourceMap]:
-    """Parse `path`; raise UserErrors naming the line of any syntax error."""
-    name = str(path)
-    source = SourceMap(name)
+def size_cap_bytes(file: str) -> int:
+    text = os.environ.get(SIZE_CAP_VARIABLE)
+    if text is None:
+        return DEFAULT_SIZE_CAP_MB * BYTES_PER_MB
     try:
-        text = path.read_text(encoding="utf-8")
+        megabytes = int(text)
+    except ValueError:
+        megabytes = 0
+    if megabytes < 1:
+        raise UserErrors.single(
+            file,
+            "",
+            f"{SIZE_CAP_VARIABLE}={text!r} is not a size",
+            f"a whole number of MB, e.g. {SIZE_CAP_VARIABLE}={DEFAULT_SIZE_CAP_MB * 4}",
+        )
+    return megabytes * BYTES_PER_MB
+
+
+def _too_big(file: str, size: int | None, cap: int) -> UserErrors:
+    needed = f"={ceil(size / BYTES_PER_MB)}" if size is not None else " higher"
+    described = f"{size:,} bytes" if size is not None else f"more than {cap:,} bytes"
+    return UserErrors.single(
+        file,
+        "",
+        f"the file is {described}, over the {cap // BYTES_PER_MB} MB cap on inventory size",
+        f"refused before parsing; to parse it anyway set {SIZE_CAP_VARIABLE}{needed}",
+        line=1,
+    )
+
+
+def _read_capped(path: Path, file: str) -> bytes:
+    cap = size_cap_bytes(file)
+    try:
+        with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size > cap:
+                raise _too_big(file, size, cap)
+            # Pipes and device files report no size; reading one byte past the cap tells.
+            data = stream.read(cap + 1)
     except FileNotFoundError:
-        raise UserErrors.single(name, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserErrors.single(name, "", f"cannot read file: {exc}") from None
+        raise UserErrors.single(file, "", "file not found") from None
+    except OSError as exc:
+        raise UserErrors.single(file, "", f"cannot read file: {exc}") from None
+    if len(data) > cap:
+        raise _too_big(file, None, cap)
+    return data
+
+
+def _decode(data: bytes, file: str) -> str:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        raise UserErrors.single(
+            file,
+            "",
+            f"not UTF-8: byte 0x{data[exc.start]:02x} at column {exc.start - line_start + 1} "
+            "cannot be decoded",
+            "save the file as UTF-8",
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None
+
+
+def _compose(text: str, file: str) -> tuple[yaml.Node | None, set[int]]:
+    loader: _BoundedLoader | None = None
+    try:
+        # The reader rejects control characters as soon as it is built, so that is inside too.
+        loader = _BoundedLoader(text, file)
+        return loader.get_single_node(), loader.aliased
+    except ReaderError as exc:
+        raise UserErrors.single(
+            file,
+            "",
+            f"character U+{exc.character:04X} is not allowed in YAML",
+            "remove control characters",
+            line=text.count("\n", 0, exc.position) + 1,
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
         problem = exc.problem or "invalid YAML"
         raise UserErrors.single(
-            name, "", f"YAML syntax error: {problem}", "check indentation and quoting", line=line
+            file, "", f"YAML syntax error: {problem}", "check indentation and quoting", line=line
         ) from None
     except yaml.YAMLError as exc:
-        raise UserErrors.single(name, "", f"YAML syntax error: {exc}") from None
+        raise UserErrors.single(file, "", f"YAML syntax error: {exc}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def load_yaml(path: Path) -> tuple[Any, SourceMap]:
+    """Parse `path`; raise UserErrors naming the line of any syntax error or hostile content."""
+    file = str(path)
+    text = _decode(_read_capped(path, file), file)
+    node, aliased = _compose(text, file)
     if node is None:
-        raise UserErrors.single(name, "", "the file is empty", "an inventory mapping", line=1)
-    builder = _Builder(source)
+        raise UserErrors.single(file, "", "the file is empty", "an inventory mapping", line=1)
+    source = SourceMap(file)
+    builder = _Builder(source, aliased)
     value = builder.build(node, ())
     if builder.errors:
         raise UserErrors(builder.errors)
