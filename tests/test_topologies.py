@@ -1,4 +1,4 @@
-"""Closed forms and invariants of RESEARCH.md section 2 for every topology generator."""
+"""Closed forms and invariants of docs/topologies.md for every topology generator."""
 
 from __future__ import annotations
 

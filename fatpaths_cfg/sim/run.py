@@ -18,7 +18,7 @@ from .workloads import Workload
 TRANSPORTS = ("ndp", "tcp", "dctcp")
 LOAD_BALANCING = ("ecmp", "spray", "letflow", "fatpaths")
 
-# Per-transport defaults from the papers (RESEARCH.md section 6): NDP runs shallow 8-packet
+# Per-transport defaults from the papers (docs/simulator.md, Transports): NDP runs shallow 8-packet
 # trimming queues with an 8-packet first window; TCP and DCTCP 100-packet tail-drop queues,
 # DCTCP marking above 33 packets.
 _DEFAULT_QUEUE = {"ndp": 8, "tcp": 100, "dctcp": 100}

@@ -1,8 +1,8 @@
 """Workloads: who sends to whom (a traffic pattern), how much (flow sizes) and when (arrivals).
 
-Patterns follow FatPaths' evaluation (RESEARCH.md section 6). A pattern maps every source host
-to the destinations it talks to; with Poisson arrivals each new flow of a host picks one of them
-at random, otherwise each (source, destination) pair carries one flow starting at time zero.
+Patterns follow FatPaths' evaluation (docs/simulator.md, Workloads). A pattern maps every source
+host to the destinations it talks to; with Poisson arrivals each new flow of a host picks one of
+them at random, otherwise each (source, destination) pair carries one flow starting at time zero.
 """
 
 from __future__ import annotations

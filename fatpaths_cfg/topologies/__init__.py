@@ -1,4 +1,4 @@
-"""Topology generators: every kind of RESEARCH.md section 2 behind one validated entry point."""
+"""Topology generators: every kind of docs/topologies.md behind one validated entry point."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Slim Fly, the McKay-Miller-Siran (MMS) diameter-2 graph (RESEARCH.md section 2)."""
+"""Slim Fly, the McKay-Miller-Siran (MMS) diameter-2 graph (docs/topologies.md, Slim Fly)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def network_radix(q: int) -> int:
 
 
 def generator_exponents(q: int) -> tuple[list[int], list[int]]:
-    """Exponents e of xi**e forming the generator sets X and X' of RESEARCH.md, verbatim."""
+    """Exponents e of xi**e forming the generator sets X and X' of docs/topologies.md, verbatim."""
     w, delta = slimfly_delta(q)
     if delta == 1:
         x = [e for e in range(0, q - 2) if e % 2 == 0]
