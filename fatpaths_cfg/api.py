@@ -10,18 +10,18 @@ from pathlib import Path
 import numpy as np
 
 from fatpaths_cfg import _native
-from fatpaths_cfg.addressing import AddressPlan, allocate_addresses
+from fatpaths_cfg.addressing import allocate_addresses
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
-from fatpaths_cfg.layers import layers_or_user_error
+from fatpaths_cfg.layers import Layer, layers_or_user_error
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
 from fatpaths_cfg.render.stage import render_into
-from fatpaths_cfg.report import build_report, report_markdown, report_plot, route_counts
-from fatpaths_cfg.routing import compute_routing, layer_neighbours
+from fatpaths_cfg.report import build_report, report_markdown, report_plot
+from fatpaths_cfg.routing import Routing, compute_routing, layer_neighbours, route_counts
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic
 
 ProgressHook = Callable[[str], None]
@@ -70,17 +70,6 @@ def compile_fabric(
     routing = compute_routing(
         fabric.nr, fabric.edges, layers, effective_seed, routing_spec.ecmp_within_layer
     )
-    compiled = CompiledFabric(
-        fabric,
-        routing_spec,
-        spec.addressing,
-        effective_seed,
-        layers,
-        routing,
-        inventory.name,
-        inventory_file=loaded.source.file,
-        line_of=loaded.source.line_of,
-    )
     progress("allocating addresses")
     plan = allocate_addresses(
         fabric,
@@ -90,20 +79,29 @@ def compile_fabric(
         loaded.source.file,
         loaded.source.line_of,
     )
-    compiled.address_plan = plan.to_json(fabric)
     progress("checking deadlock freedom")
-    compiled.deadlock_free = layer_deadlock_verdicts(compiled)
-    compiled.route_counts = route_counts(compiled)
-    return compiled
+    return CompiledFabric(
+        fabric,
+        routing_spec,
+        spec.addressing,
+        effective_seed,
+        layers,
+        routing,
+        inventory.name,
+        address_plan=plan,
+        deadlock_free=layer_deadlock_verdicts(fabric, layers, routing),
+        route_counts=route_counts(fabric.nr, fabric.edges, layers, routing),
+        inventory_file=loaded.source.file,
+        line_of=loaded.source.line_of,
+    )
 
 
-def layer_deadlock_verdicts(compiled: CompiledFabric) -> list[bool]:
+def layer_deadlock_verdicts(fabric: Fabric, layers: list[Layer], routing: Routing) -> list[bool]:
     """Per layer: can its routes deadlock under PFC? Only host traffic counts: routes towards
     switches without hosts (fat-tree cores, OFT L1) carry none."""
-    fabric, routing = compiled.fabric, compiled.routing
     endpoints = np.array([bool(hosts) for hosts in fabric.hosts_of_switch], dtype=bool)
     verdicts = []
-    for i, layer in enumerate(compiled.layers):
+    for i, layer in enumerate(layers):
         if routing.ecmp:
             neighbours = layer_neighbours(fabric.nr, fabric.edges, layer.links)
             # Every equal-cost hop towards a host-carrying destination (sources unrestricted,
@@ -117,11 +115,6 @@ def layer_deadlock_verdicts(compiled: CompiledFabric) -> list[bool]:
             table = np.ascontiguousarray(routing.next_hop[i])
             verdicts.append(_native.layer_is_deadlock_free(table, endpoints))
     return verdicts
-
-
-def address_plan(compiled: CompiledFabric) -> AddressPlan:
-    """The plan's string tables (compile_fabric already checked that it fits)."""
-    return allocate_addresses(compiled.fabric, len(compiled.layers), compiled.addressing_spec)
 
 
 def model_output(compiled: CompiledFabric) -> OutputTree:
@@ -150,7 +143,7 @@ def build_output(
     unknown names and for switches over a platform limit, before anything is rendered.
     """
     selection = plan_render(compiled, platforms, limit)
-    plan = address_plan(compiled)
+    plan = compiled.address_plan
     check_platform_limits(compiled, plan, selection)
     progress("writing the model")
     tree = model_output(compiled)

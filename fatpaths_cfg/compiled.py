@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch
 from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
@@ -24,8 +26,10 @@ from fatpaths_cfg.routing import Routing
 SCHEMA = "fatpaths.fabric/1"
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompiledFabric:
+    """Built once, by `api.compile_fabric`, from every stage's result; never filled in later."""
+
     fabric: Fabric
     routing_spec: RoutingSpec
     addressing_spec: AddressingSpec
@@ -33,10 +37,9 @@ class CompiledFabric:
     layers: list[Layer]
     routing: Routing
     inventory_name: str
-    deadlock_free: list[bool] = field(default_factory=list)
-    # Filled by the addressing stage: the JSON-ready address plan.
-    address_plan: dict[str, Any] | None = None
-    route_counts: list[int] = field(default_factory=list)
+    address_plan: AddressPlan
+    deadlock_free: list[bool]  # per layer: can its routes deadlock under PFC?
+    route_counts: list[int]  # layer routes per switch
     # Where later stages point their errors: the inventory as the user named it, and the line
     # of a path in it (0 when the fabric was not compiled from a file in this process).
     inventory_file: str = ""
@@ -45,6 +48,11 @@ class CompiledFabric:
     @property
     def name(self) -> str:
         return self.fabric.name
+
+    @cached_property
+    def plan_json(self) -> dict[str, Any]:
+        """The address plan as fabric.json stores it (names and address strings)."""
+        return self.address_plan.to_json(self.fabric)
 
     def to_json(self) -> dict[str, Any]:
         fabric = self.fabric
@@ -65,7 +73,7 @@ class CompiledFabric:
                     "mgmt": s.mgmt,
                     "ports": list(s.ports),
                     "hosts": [fabric.hosts[h].name for h in fabric.hosts_of_switch[s.index]],
-                    "layer_routes": self.route_counts[s.index] if self.route_counts else None,
+                    "layer_routes": self.route_counts[s.index],
                 }
                 for s in fabric.switches
             ],
@@ -96,15 +104,14 @@ class CompiledFabric:
                     "link_count": layer.link_count,
                     "ecmp": self.routing.ecmp,
                     "up_down_rank": None if layer.rank is None else layer.rank.tolist(),
-                    "deadlock_free": self.deadlock_free[i] if self.deadlock_free else None,
+                    "deadlock_free": self.deadlock_free[i],
                     "samples": layer.attempts,
                     "completed_links": layer.completed_links,
                 }
                 for i, layer in enumerate(self.layers)
             ],
         }
-        if self.address_plan is not None:
-            data["addressing"] = self.address_plan
+        data["addressing"] = self.plan_json
         return data
 
     def routing_arrays(self) -> dict[str, np.ndarray]:

@@ -5,54 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.routing import UNREACHABLE
+from fatpaths_cfg.routing import UNREACHABLE, layer_route_counts
 
 # Counting distinct paths walks every pair in every layer; above this many pairs a seeded
 # sample gives the same share to within a fraction of a percent at a fraction of the cost.
 MAX_PATH_PAIRS = 250_000
 DIVERSITY_THRESHOLD = 3
-
-
-def equal_cost_counts(adjacency: sp.csr_matrix, dist: np.ndarray) -> np.ndarray:
-    """counts[s, t] = neighbours of s in the layer that are one hop closer to t."""
-    nr = dist.shape[0]
-    counts = np.zeros((nr, nr), dtype=np.int32)
-    reachable = dist != UNREACHABLE
-    for hops in range(1, int(dist[reachable].max(initial=0)) + 1):
-        at_prev = (dist == hops - 1).astype(np.float32)
-        closer = np.asarray(adjacency @ at_prev)
-        here = dist == hops
-        counts[here] = closer[here].astype(np.int32)
-    return counts
-
-
-def layer_adjacency(nr: int, edges: np.ndarray, mask: np.ndarray) -> sp.csr_matrix:
-    kept = edges[mask]
-    rows = np.concatenate([kept[:, 0], kept[:, 1]])
-    cols = np.concatenate([kept[:, 1], kept[:, 0]])
-    return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(nr, nr))
-
-
-def layer_route_counts(compiled: CompiledFabric) -> np.ndarray:
-    """[layer, switch] routes: Nr-1 each, or the number of equal-cost next hops with ECMP."""
-    fabric, routing = compiled.fabric, compiled.routing
-    nr = fabric.nr
-    counts = np.full((len(compiled.layers), nr), nr - 1, dtype=np.int64)
-    if routing.ecmp:
-        for i, layer in enumerate(compiled.layers):
-            adjacency = layer_adjacency(nr, fabric.edges, layer.links)
-            counts[i] = equal_cost_counts(adjacency, routing.dist[i]).sum(axis=1)
-    return counts
-
-
-def route_counts(compiled: CompiledFabric) -> list[int]:
-    """Layer routes per switch: n*(Nr-1), times the equal-cost next hops when ECMP is on."""
-    totals: list[int] = layer_route_counts(compiled).sum(axis=0).tolist()
-    return totals
 
 
 def _sample_pairs(nr: int, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -105,7 +66,9 @@ def build_report(compiled: CompiledFabric) -> dict[str, Any]:
     off_diagonal = ~np.eye(nr, dtype=bool)
     minimal = _minimal_distances(compiled)[off_diagonal].astype(np.float64)
     layers = []
-    per_layer_routes = layer_route_counts(compiled)
+    per_layer_routes = layer_route_counts(
+        compiled.fabric.nr, compiled.fabric.edges, compiled.layers, compiled.routing
+    )
     for i, layer in enumerate(compiled.layers):
         d = routing.dist[i][off_diagonal]
         histogram = np.bincount(d[d != UNREACHABLE], minlength=1)

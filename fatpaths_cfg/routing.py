@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.layers import Layer
@@ -67,3 +68,41 @@ def layer_neighbours(nr: int, edges: np.ndarray, mask: np.ndarray) -> list[np.nd
     heads, tails = heads[order], tails[order]
     bounds = np.searchsorted(heads, np.arange(nr + 1))
     return [tails[bounds[s] : bounds[s + 1]] for s in range(nr)]
+
+
+def equal_cost_counts(adjacency: sp.csr_matrix, dist: np.ndarray) -> np.ndarray:
+    """counts[s, t] = neighbours of s in the layer that are one hop closer to t."""
+    nr = dist.shape[0]
+    counts = np.zeros((nr, nr), dtype=np.int32)
+    reachable = dist != UNREACHABLE
+    for hops in range(1, int(dist[reachable].max(initial=0)) + 1):
+        at_prev = (dist == hops - 1).astype(np.float32)
+        closer = np.asarray(adjacency @ at_prev)
+        here = dist == hops
+        counts[here] = closer[here].astype(np.int32)
+    return counts
+
+
+def layer_adjacency(nr: int, edges: np.ndarray, mask: np.ndarray) -> sp.csr_matrix:
+    kept = edges[mask]
+    rows = np.concatenate([kept[:, 0], kept[:, 1]])
+    cols = np.concatenate([kept[:, 1], kept[:, 0]])
+    return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(nr, nr))
+
+
+def layer_route_counts(
+    nr: int, edges: np.ndarray, layers: list[Layer], routing: Routing
+) -> np.ndarray:
+    """[layer, switch] routes: Nr-1 each, or the number of equal-cost next hops with ECMP."""
+    counts = np.full((len(layers), nr), nr - 1, dtype=np.int64)
+    if routing.ecmp:
+        for i, layer in enumerate(layers):
+            adjacency = layer_adjacency(nr, edges, layer.links)
+            counts[i] = equal_cost_counts(adjacency, routing.dist[i]).sum(axis=1)
+    return counts
+
+
+def route_counts(nr: int, edges: np.ndarray, layers: list[Layer], routing: Routing) -> list[int]:
+    """Layer routes per switch: n*(Nr-1), times the equal-cost next hops when ECMP is on."""
+    totals: list[int] = layer_route_counts(nr, edges, layers, routing).sum(axis=0).tolist()
+    return totals

@@ -41,7 +41,7 @@ def test_field_widths_follow_layers_switches_and_hosts() -> None:
 
 def test_prefix_plan_gives_each_layer_and_switch_its_own_subnet() -> None:
     compiled = api.compile_fabric(SLIMFLY_Q5)
-    plan = compiled.address_plan
+    plan = compiled.plan_json
     assert plan is not None and plan["encoding"] == "prefix"
     pool = ipaddress.IPv4Network(plan["layout"]["host_pool_v4"])
     subnets = {}
@@ -67,7 +67,7 @@ def test_prefix_plan_gives_each_layer_and_switch_its_own_subnet() -> None:
 
 
 def test_links_get_distinct_31s_and_switches_loopbacks() -> None:
-    plan = api.compile_fabric(HAND6).address_plan
+    plan = api.compile_fabric(HAND6).plan_json
     assert plan is not None
     seen = set()
     for link in plan["links"]:
@@ -81,7 +81,7 @@ def test_links_get_distinct_31s_and_switches_loopbacks() -> None:
 
 def test_ipv6_plan_uses_64_subnets_and_127_links(tmp_path: Path) -> None:
     inventory = _with_addressing(tmp_path, HAND6, "  family: ipv6\n")
-    plan = api.compile_fabric(inventory).address_plan
+    plan = api.compile_fabric(inventory).plan_json
     assert plan is not None and plan["layout"]["host_pool_v4"] is None
     entry = plan["switches"][2]["subnets"][1]
     assert entry["v4"] is None and ipaddress.IPv6Network(entry["v6"]).prefixlen == 64
@@ -104,7 +104,7 @@ def test_a_pool_too_small_names_the_field_and_the_bits_needed(tmp_path: Path) ->
 def test_pools_of_an_unused_family_may_overlap(tmp_path: Path) -> None:
     # An IPv4 fabric takes no address from the IPv6 pools, so their overlap harms nothing.
     block = "  host_pool_v6: fd00::/16\n  link_pool_v6: fd00::/16\n"
-    assert api.compile_fabric(_with_addressing(tmp_path, HAND6, block)).address_plan
+    assert api.compile_fabric(_with_addressing(tmp_path, HAND6, block)).plan_json
 
 
 def test_a_pool_overlapping_a_default_is_named_at_the_written_field(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_a_pool_overlapping_a_default_is_named_at_the_written_field(tmp_path: Pa
 
 def test_vlan_encoding_numbers_layers_from_the_base(tmp_path: Path) -> None:
     inventory = _with_addressing(tmp_path, HAND6, "  encoding: vlan\n  vlan_base: 200\n")
-    plan = api.compile_fabric(inventory).address_plan
+    plan = api.compile_fabric(inventory).plan_json
     assert plan is not None
     assert plan["vlans"] == [
         {"layer": 1, "vlan": 200},

@@ -87,6 +87,6 @@ def _snapshot_files(
 
 def _addresses_json(compiled: CompiledFabric) -> str:
     """One host per line: readable, and json's C encoder (no `indent`) keeps 10k hosts fast."""
-    plan = compiled.address_plan or {}
+    plan = compiled.plan_json
     hosts = ",\n".join(f"    {json.dumps(host)}" for host in plan.get("hosts", []))
     return f'{{\n  "vlans": {json.dumps(plan.get("vlans", []))},\n  "hosts": [\n{hosts}\n  ]\n}}\n'
