@@ -10,11 +10,9 @@ from typing import Any, TypeVar
 
 import typer
 import yaml
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -22,10 +20,11 @@ from rich.progress import (
 from rich.table import Table
 
 from fatpaths_cfg import api
+from fatpaths_cfg.console import make_console, make_progress
 from fatpaths_cfg.errors import UserErrors
 
-err_console = Console(stderr=True)
-console = Console()
+err_console = make_console(stderr=True)
+console = make_console()
 T = TypeVar("T")
 
 EXIT_USER_ERROR = 2
@@ -80,7 +79,7 @@ def compile_command(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as bar:
+    with make_progress(*columns, console=console) as bar:
         task = bar.add_task("compiling", total=None)
 
         def progress(stage: str) -> None:
@@ -190,12 +189,14 @@ def schema_command(
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("compile")(compile_command)
-    app.command("schema")(schema_command)
+    app.command("compile", short_help="Compile an inventory into configs and plans.")(
+        compile_command
+    )
+    app.command("schema", short_help="Print the inventory JSON Schema.")(schema_command)
     topo = typer.Typer(help="Generate and inspect topologies.", no_args_is_help=True)
-    topo.command("generate")(topo_generate)
-    topo.command("show")(topo_show)
-    topo.command("kinds")(topo_kinds)
+    topo.command("generate", short_help="Write a wiring inventory of a topology.")(topo_generate)
+    topo.command("show", short_help="Print the figures of a topology.")(topo_show)
+    topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
     app.add_typer(topo, name="topo")
     for module_name in FEATURE_MODULES:
         importlib.import_module(module_name).add_commands(app)

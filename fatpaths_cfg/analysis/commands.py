@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import typer
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
@@ -17,9 +16,10 @@ from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.console import make_console, make_progress
 from fatpaths_cfg.output import OutputTree
 
-console = Console()
+console = make_console()
 
 
 def analyze(
@@ -178,7 +178,7 @@ def analyze_command(
                 style="red",
             )
             raise typer.Exit(2)
-    with Progress(console=console, transient=True) as progress:
+    with make_progress(console=console) as progress:
         result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress)
     tree = OutputTree()
     tree.add_json("analysis.json", result)
@@ -203,4 +203,4 @@ def analyze_command(
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("analyze")(analyze_command)
+    app.command("analyze", short_help="Measure path diversity and throughput.")(analyze_command)

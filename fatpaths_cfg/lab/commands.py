@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.console import make_console
 
-console = Console()
+console = make_console()
 OUT_ARG = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")
 
 
@@ -109,11 +109,11 @@ def lab_mptcp(
 
 def add_commands(app: typer.Typer) -> None:
     lab = typer.Typer(help="Run a compiled fabric in network namespaces.", no_args_is_help=True)
-    lab.command("up")(lab_up)
-    lab.command("test")(lab_test)
-    lab.command("fail")(lab_fail)
-    lab.command("repair")(lab_repair)
-    lab.command("down")(lab_down)
-    lab.command("clab")(lab_clab)
-    lab.command("mptcp")(lab_mptcp)
+    lab.command("up", short_help="Run the fabric in namespaces with FRR.")(lab_up)
+    lab.command("test", short_help="Ping every switch pair on every layer.")(lab_test)
+    lab.command("fail", short_help="Set a link down (both ends).")(lab_fail)
+    lab.command("repair", short_help="Bring failed links back up.")(lab_repair)
+    lab.command("down", short_help="Remove exactly what `lab up` created.")(lab_down)
+    lab.command("clab", short_help="Write a containerlab topology.")(lab_clab)
+    lab.command("mptcp", short_help="Show MPTCP surviving a link failure.")(lab_mptcp)
     app.add_typer(lab, name="lab")

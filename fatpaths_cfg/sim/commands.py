@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from fatpaths_cfg.console import make_console, make_progress
 
 from .htsim import read_connection_matrix, write_connection_matrix
 from .network import NetworkLoadError, SimNetwork, load_network
@@ -24,8 +25,8 @@ from .workloads import (
 )
 
 EXIT_USER_ERROR = 2
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -36,13 +37,12 @@ def _fail(message: str) -> typer.Exit:
 def _run_with_progress(
     label: str, run: SimConfig, network: SimNetwork, workload: Workload
 ) -> SimResult:
-    with Progress(
+    with make_progress(
         TextColumn(f"[bold]{label}[/]"),
         BarColumn(),
         TextColumn("{task.fields[simulated]}"),
         TimeElapsedColumn(),
         console=err_console,
-        transient=True,
     ) as bar:
         task = bar.add_task(label, total=None, simulated="0 us")
 
@@ -186,4 +186,4 @@ def _print_table(results: dict[str, SimResult]) -> None:
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("simulate")(simulate_command)
+    app.command("simulate", short_help="Simulate flows on a compiled fabric.")(simulate_command)
