@@ -118,3 +118,16 @@ def test_command_list_lines_hold_the_whole_description(group: str) -> None:
     for name, command in parent.commands.items():
         text = shown_short_help(command)
         assert any(name in line and text in line for line in lines), (name, text, result.output)
+
+
+def test_report_png_says_which_fabric_and_layers(tmp_path: Path) -> None:
+    from PIL import Image
+
+    out = tmp_path / "hand6"
+    result = CliRunner().invoke(
+        build_app(), ["compile", str(REPO / "inventories" / "hand-6.yaml"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    with Image.open(out / "report.png") as image:
+        title = str(image.text.get("Title", ""))  # type: ignore[attr-defined]
+    assert "hand6" in title and "3 layers" in title
