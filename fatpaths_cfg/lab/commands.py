@@ -50,8 +50,8 @@ def lab_fail(
     """Set a link down (both ends)."""
     from fatpaths_cfg.lab.lifecycle import fail
 
-    index = run_or_exit(lambda: fail(out, link))
-    console.print(f"link {index} is down; run `fatpaths lab test {out}` to see what broke")
+    ends = run_or_exit(lambda: fail(out, link))
+    console.print(f"{ends} is down; run `fatpaths lab test {out}` to see what broke")
 
 
 def lab_repair(
@@ -62,7 +62,10 @@ def lab_repair(
     from fatpaths_cfg.lab.lifecycle import repair
 
     repaired = run_or_exit(lambda: repair(out, link))
-    console.print(f"repaired links: {', '.join(map(str, repaired)) or 'none'}")
+    if not repaired:
+        console.print("no failed links: nothing to repair")
+    for ends in repaired:
+        console.print(f"repaired {ends}: up again, routes back")
 
 
 def lab_down(out: Path = OUT_ARG) -> None:
