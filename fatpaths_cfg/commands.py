@@ -17,10 +17,9 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 
 from fatpaths_cfg import api
-from fatpaths_cfg.console import make_console, make_progress
+from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.errors import UserErrors
 
 err_console = make_console(stderr=True)
@@ -153,7 +152,7 @@ def topo_show(
 
         console.print_json(json.dumps(stats))
         return
-    table = Table(title=f"{fabric.name}")
+    table = make_table(fabric.name)
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, value in stats.items():
@@ -165,7 +164,7 @@ def topo_kinds() -> None:
     """List topology kinds and their parameters."""
     from fatpaths_cfg.topologies import KINDS
 
-    table = Table(title="topology kinds")
+    table = make_table("topology kinds")
     table.add_column("kind")
     table.add_column("parameters")
     for kind, specs in KINDS.items():

@@ -13,6 +13,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.progress import Progress, ProgressColumn
 from rich.rule import Rule
 from rich.style import Style
+from rich.table import Table
 from rich.text import TextType
 
 # Wide enough that no result line or table row of ours is ever folded, small enough that
@@ -69,3 +70,8 @@ def make_progress(*columns: str | ProgressColumn, console: Console) -> Progress:
     stops, which would put a blank line at the top of a log.
     """
     return Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
+
+
+def make_table(title: str) -> Table:
+    """A table whose title stays one line: rich wraps a title to the width of the columns."""
+    return Table(title=title, min_width=len(title))

@@ -131,3 +131,14 @@ def test_report_png_says_which_fabric_and_layers(tmp_path: Path) -> None:
     with Image.open(out / "report.png") as image:
         title = str(image.text.get("Title", ""))  # type: ignore[attr-defined]
     assert "hand6" in title and "3 layers" in title
+
+
+def test_table_titles_stay_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from fatpaths_cfg.console import make_console, make_table
+
+    title = "a title much wider than the one narrow column of the table below it"
+    table = make_table(title)
+    table.add_column("n")
+    table.add_row("1")
+    make_console().print(table)
+    assert any(title in line for line in capsys.readouterr().out.splitlines())

@@ -10,13 +10,12 @@ from typing import Any
 import numpy as np
 import typer
 from rich.progress import Progress
-from rich.table import Table
 
 from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
-from fatpaths_cfg.console import make_console, make_progress
+from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree
 
 console = make_console()
@@ -185,7 +184,7 @@ def analyze_command(
     tree.add_bytes("analysis.png", plot(result))
     target = results or out / "analysis"
     tree.commit(target)
-    table = Table(title=f"max achievable throughput: {result['fabric']}")
+    table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
     for scheme in scheme_list:
         table.add_column(scheme, justify="right")

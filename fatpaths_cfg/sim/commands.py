@@ -7,10 +7,9 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from fatpaths_cfg.commands import run_or_exit
-from fatpaths_cfg.console import make_console, make_progress
+from fatpaths_cfg.console import make_console, make_progress, make_table
 
 from .htsim import read_connection_matrix, write_connection_matrix
 from .network import NetworkLoadError, SimNetwork, load_network
@@ -207,7 +206,7 @@ def _run_directory(
 
 def _print_table(results: dict[str, SimResult]) -> None:
     first = next(iter(results.values()))
-    table = Table(title=escape(f"flow completion time (FCT): {run_title(first)}"))
+    table = make_table(escape(f"flow completion time (FCT): {run_title(first)}"))
     columns = (
         "scheme",
         "layers",
