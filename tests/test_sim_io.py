@@ -331,9 +331,11 @@ def test_explicit_output_directory_never_mixes_runs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_compiled(out)
     runner = CliRunner()
-    target = tmp_path / "results"
+    target = tmp_path / "results[run1]"  # brackets that rich markup would swallow
     compare = ["simulate", str(out), "--size", "100KB", "--compare", "ecmp,fatpaths"]
-    assert runner.invoke(cli(), [*compare, "-o", str(target)]).exit_code == 0
+    first = runner.invoke(cli(), [*compare, "-o", str(target)])
+    assert first.exit_code == 0, first.output
+    assert f"results in {target}\n" in first.output
     assert (target / "ecmp" / "flows.csv").is_file()
     single = runner.invoke(cli(), ["simulate", str(out), "--size", "100KB", "-o", str(target)])
     assert single.exit_code == 0, single.output

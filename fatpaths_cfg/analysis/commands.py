@@ -198,7 +198,7 @@ def analyze_command(
         f"layers give {div['mean_distinct_layer_paths']:.2f} distinct and "
         f"{div['mean_disjoint_layer_paths']:.2f} edge-disjoint paths on average"
     )
-    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}")
+    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}", markup=False)
 
 
 def add_commands(app: typer.Typer) -> None:

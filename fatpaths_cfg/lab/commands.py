@@ -51,7 +51,7 @@ def lab_fail(
     from fatpaths_cfg.lab.lifecycle import fail
 
     ends = run_or_exit(lambda: fail(out, link))
-    console.print(f"{ends} is down; run `fatpaths lab test {out}` to see what broke")
+    console.print(f"{ends} is down; run `fatpaths lab test {out}` to see what broke", markup=False)
 
 
 def lab_repair(
@@ -65,7 +65,7 @@ def lab_repair(
     if not repaired:
         console.print("no failed links: nothing to repair")
     for ends in repaired:
-        console.print(f"repaired {ends}: up again, routes back")
+        console.print(f"repaired {ends}: up again, routes back", markup=False)
 
 
 def lab_down(out: Path = OUT_ARG) -> None:
@@ -74,7 +74,7 @@ def lab_down(out: Path = OUT_ARG) -> None:
 
     summary = run_or_exit(lambda: down(out))
     if summary is None:
-        console.print(f"no lab state in {out / 'lab'}: nothing to remove")
+        console.print(f"no lab state in {out / 'lab'}: nothing to remove", markup=False)
         return
     console.print(
         f"lab down: {summary.namespaces} namespaces deleted, {summary.daemons} daemons "
@@ -94,7 +94,7 @@ def lab_clab(
 
     images = ClabImages(frr_image, host_image, sonic_image, ceos_image)
     path = run_or_exit(lambda: write_clab(out, images))
-    console.print(f"wrote {path}")
+    console.print(f"wrote {path}", markup=False)
 
 
 def lab_mptcp(

@@ -229,7 +229,7 @@ def print_demo(console: Console, demo: MptcpDemo) -> None:
         soft_wrap=True,
     )
     if demo.ss_file is not None:
-        console.print(f"ss output of the subflows: {demo.ss_file}", soft_wrap=True)
+        console.print(f"ss output of the subflows: {demo.ss_file}", soft_wrap=True, markup=False)
     if demo.restored_hosts:
         console.print(
             f"restored the MPTCP endpoints and limits of {', '.join(demo.restored_hosts)}; "

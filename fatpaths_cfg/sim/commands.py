@@ -38,7 +38,7 @@ err_console = make_console(stderr=True)
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console.print(f"error: {message}")
+    err_console.print(f"error: {message}", markup=False)
     return typer.Exit(EXIT_USER_ERROR)
 
 
@@ -191,7 +191,7 @@ def simulate_command(
     _print_table(results)
     if not by_size:
         console.print("no fct_vs_size.png: every flow has the same size")
-    console.print(f"results in {target}")
+    console.print(f"results in {target}", markup=False)
 
 
 def _run_directory(
