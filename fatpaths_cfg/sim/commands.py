@@ -110,7 +110,9 @@ def simulate_command(
         None, "--save-matrix", help="Also write the workload as an htsim connection matrix."
     ),
 ) -> None:
-    """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots."""
+    """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots.
+
+    Each run writes into a directory of its own: -o DIR, or one under OUT/sim named by it."""
     schemes = [s.strip() for s in compare.split(",")] if compare else [lb]
     for scheme in schemes:
         if scheme not in LOAD_BALANCING:
