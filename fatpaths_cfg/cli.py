@@ -6,9 +6,43 @@ command line stays one flat, discoverable tree.
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
+
+# The click objects are typed Any here: typer has shipped click both vendored and as a
+# dependency, and this code only needs their parameters and subcommands.
+
+
+def _untype_switches(params: list[Any]) -> list[Any]:
+    """Show switches (`--dry-run`, `--help`) by name alone: typer labels every boolean option
+    `<bool>`, which reads as if the switch took a value."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+def _untype_tree(command: Any, ctx: Any) -> None:
+    _untype_switches(command.get_params(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        _untype_tree(sub, ctx)
+
+
+class FatpathsGroup(TyperGroup):
+    """The root command; it and every command below it show their switches untyped."""
+
+    def get_params(self, ctx: Any) -> Any:
+        return _untype_switches(super().get_params(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _untype_tree(command, ctx)
+        return command
 
 
 def _version(value: bool) -> None:
@@ -22,6 +56,7 @@ def build_app() -> typer.Typer:
 
     app = typer.Typer(
         name="fatpaths",
+        cls=FatpathsGroup,
         help="Compile FatPaths layered routing for low-diameter Ethernet fabrics.",
         no_args_is_help=True,
         add_completion=False,

@@ -10,22 +10,20 @@ from typing import Any, TypeVar
 
 import typer
 import yaml
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 
 from fatpaths_cfg import api
+from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.errors import UserErrors, printed_lines
 
-err_console = Console(stderr=True)
-console = Console()
+err_console = make_console(stderr=True)
+console = make_console()
 T = TypeVar("T")
 
 EXIT_USER_ERROR = 2
@@ -86,7 +84,7 @@ def compile_command(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as bar:
+    with make_progress(*columns, console=console) as bar:
         task = bar.add_task("compiling", total=None)
 
         def progress(stage: str) -> None:
@@ -102,10 +100,12 @@ def compile_command(
         if switches:
             api.keep_earlier_output(tree, target)
         written, unchanged = run_or_exit(lambda: tree.commit(target, [inventory], force))
+    # No markup: the target path may hold brackets that rich would take for style tags.
     console.print(
-        f"compiled [bold]{compiled.name}[/]: {compiled.fabric.nr} switches, "
+        f"compiled {compiled.name}: {compiled.fabric.nr} switches, "
         f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
-        f"{target} ({written} files written, {unchanged} unchanged)"
+        f"{target} ({written} files written, {unchanged} unchanged)",
+        markup=False,
     )
 
 
@@ -169,7 +169,7 @@ def topo_show(
 
         console.print_json(json.dumps(stats))
         return
-    table = Table(title=f"{fabric.name}")
+    table = make_table(fabric.name)
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, value in stats.items():
@@ -181,7 +181,7 @@ def topo_kinds() -> None:
     """List topology kinds and their parameters."""
     from fatpaths_cfg.topologies import KINDS
 
-    table = Table(title="topology kinds")
+    table = make_table("topology kinds")
     table.add_column("kind")
     table.add_column("parameters")
     for kind, specs in KINDS.items():
@@ -210,12 +210,14 @@ def schema_command(
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("compile")(compile_command)
-    app.command("schema")(schema_command)
+    app.command("compile", short_help="Compile an inventory into configs and plans.")(
+        compile_command
+    )
+    app.command("schema", short_help="Print the inventory JSON Schema.")(schema_command)
     topo = typer.Typer(help="Generate and inspect topologies.", no_args_is_help=True)
-    topo.command("generate")(topo_generate)
-    topo.command("show")(topo_show)
-    topo.command("kinds")(topo_kinds)
+    topo.command("generate", short_help="Write a wiring inventory of a topology.")(topo_generate)
+    topo.command("show", short_help="Print the figures of a topology.")(topo_show)
+    topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
     app.add_typer(topo, name="topo")
     for module_name in FEATURE_MODULES:
         importlib.import_module(module_name).add_commands(app)

@@ -171,6 +171,14 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report_title(report: dict[str, Any]) -> str:
+    """What the plot shows, for a reader who has only the image: fabric and layers."""
+    return (
+        f"FatPaths layers of {report['fabric']}: {report['switches']} switches, "
+        f"{report['hosts']} hosts, {len(report['layers'])} layers"
+    )
+
+
 def report_plot(report: dict[str, Any]) -> bytes:
     """report.png: path-length distribution per layer and distinct paths per switch pair."""
     import io
@@ -195,7 +203,7 @@ def report_plot(report: dict[str, Any]) -> bytes:
         )
     lengths.set_xlabel("path length [hops]")
     lengths.set_ylabel("share of switch pairs")
-    lengths.set_title(f"{report['fabric']}: path length per layer")
+    lengths.set_title("path length per layer")
     lengths.legend(fontsize="small")
     spread = {int(k): v for k, v in report["path_diversity"]["histogram"].items()}
     total = sum(spread.values()) or 1
@@ -205,9 +213,11 @@ def report_plot(report: dict[str, Any]) -> bytes:
     diversity.set_xlabel("distinct paths across the layers")
     diversity.set_ylabel("share of switch pairs")
     diversity.set_title("path diversity")
+    title = report_title(report)
+    figure.suptitle(title)
     figure.tight_layout()
     buffer = io.BytesIO()
     # No software/date metadata: the same report must give the same bytes.
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Title": title, "Software": None})
     plt.close(figure)
     return buffer.getvalue()

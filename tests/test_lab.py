@@ -113,6 +113,7 @@ def test_up_test_fail_repair_down(hand6: Path) -> None:
     assert broken, "the chosen link carries no probe; the test would prove nothing"
     code, output = invoke("lab", "fail", str(hand6), "leaf1:Ethernet3")
     assert code == 0, output
+    assert "link 6 (leaf1:Ethernet3 - leaf4:Ethernet3) is down" in output
     code, output = invoke("lab", "test", str(hand6))
     assert code == 1, output
     assert f"failures: {len(broken)} (0 not explained by failed links)" in output
@@ -122,6 +123,12 @@ def test_up_test_fail_repair_down(hand6: Path) -> None:
 
     code, output = invoke("lab", "repair", str(hand6))
     assert code == 0, output
+    # Said by name, the way `lab fail` took it: which link, which ports.
+    assert output.splitlines() == [
+        "repaired link 6 (leaf1:Ethernet3 - leaf4:Ethernet3): up again, routes back"
+    ]
+    code, output = invoke("lab", "repair", str(hand6))
+    assert code == 0 and "nothing to repair" in output, output
     code, output = invoke("lab", "test", str(hand6))
     assert code == 0, output
 

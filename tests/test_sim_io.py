@@ -243,19 +243,21 @@ def test_simulate_command_writes_results(tmp_path: Path) -> None:
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    run = out / "sim" / "ecmp+fatpaths-ndp-permutation-200KB-seed3"
     for scheme in ("ecmp", "fatpaths"):
-        summary = json.loads((out / "sim" / scheme / "summary.json").read_text())
+        summary = json.loads((run / scheme / "summary.json").read_text())
         assert summary["flows"] == summary["flows_finished"] == 8
         assert summary["config"]["load_balancing"] == scheme
         assert summary["fct"]["median_us"] > 0
         assert summary["events"] > 0 and summary["cpu_seconds"] > 0
-        with (out / "sim" / scheme / "flows.csv").open() as fh:
+        with (run / scheme / "flows.csv").open() as fh:
             rows = list(csv.DictReader(fh))
         assert len(rows) == 8
         assert all(float(r["fct_us"]) > 0 for r in rows)
         assert rows[0]["src"].startswith("sq-")
-    for png in ("fct_cdf.png", "fct_vs_size.png"):
-        assert (out / "sim" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (run / "fct_cdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # One flow size: a plot of FCT against size would be one column of dots.
+    assert not (run / "fct_vs_size.png").exists()
     # The saved matrix runs again through --workload FILE, giving the same flows.
     again = runner.invoke(
         cli(),
@@ -263,7 +265,7 @@ def test_simulate_command_writes_results(tmp_path: Path) -> None:
          "--seed", "3", "-o", str(tmp_path / "again")],
     )  # fmt: skip
     assert again.exit_code == 0, again.output
-    first = (out / "sim" / "ecmp" / "flows.csv").read_text()
+    first = (run / "ecmp" / "flows.csv").read_text()
     assert (tmp_path / "again" / "flows.csv").read_text() == first
 
 
@@ -277,3 +279,151 @@ def test_simulate_command_rejects_bad_options(tmp_path: Path) -> None:
     missing = runner.invoke(cli(), ["simulate", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2
     assert "not found" in missing.output
+
+
+# ---- where runs go, what their tables and plots say ---------------------------------------------
+
+
+def run_dirs(out: Path) -> set[str]:
+    return {p.name for p in (out / "sim").iterdir() if p.is_dir()}
+
+
+def test_runs_with_different_schemes_do_not_overwrite_each_other(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_compiled(out)
+    runner = CliRunner()
+    base = ["simulate", str(out), "--size", "100KB"]
+    assert runner.invoke(cli(), [*base, "--lb", "ecmp"]).exit_code == 0
+    ecmp = out / "sim" / "ecmp-ndp-permutation-100KB-seed1"
+    first = {p.name: p.read_bytes() for p in ecmp.iterdir()}
+    assert runner.invoke(cli(), [*base, "--lb", "fatpaths"]).exit_code == 0
+    fatpaths = out / "sim" / "fatpaths-ndp-permutation-100KB-seed1"
+    assert run_dirs(out) == {ecmp.name, fatpaths.name}
+    assert {p.name: p.read_bytes() for p in ecmp.iterdir()} == first
+    for folder, scheme in ((ecmp, "ecmp"), (fatpaths, "fatpaths")):
+        summary = json.loads((folder / "summary.json").read_text())
+        assert summary["config"]["load_balancing"] == scheme
+
+
+def test_a_run_with_other_options_takes_the_next_directory(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_compiled(out)
+    runner = CliRunner()
+    base = ["simulate", str(out), "--size", "100KB", "--lb", "ecmp"]
+    assert runner.invoke(cli(), base).exit_code == 0
+    result = runner.invoke(cli(), [*base, "--mtu", "1500"])
+    assert result.exit_code == 0, result.output
+    assert run_dirs(out) == {
+        "ecmp-ndp-permutation-100KB-seed1",
+        "ecmp-ndp-permutation-100KB-seed1-2",
+    }
+    assert "ecmp-ndp-permutation-100KB-seed1-2" in result.output.replace("\n", "")
+    mtus = {
+        json.loads((out / "sim" / name / "run.json").read_text())["mtu"] for name in run_dirs(out)
+    }
+    assert mtus == {9000, 1500}
+    # The same command again is the same run: it replaces its own directory.
+    assert runner.invoke(cli(), [*base, "--mtu", "1500"]).exit_code == 0
+    assert len(run_dirs(out)) == 2
+
+
+def test_explicit_output_directory_never_mixes_runs(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_compiled(out)
+    runner = CliRunner()
+    target = tmp_path / "results[run1]"  # brackets that rich markup would swallow
+    compare = ["simulate", str(out), "--size", "100KB", "--compare", "ecmp,fatpaths"]
+    first = runner.invoke(cli(), [*compare, "-o", str(target)])
+    assert first.exit_code == 0, first.output
+    assert f"results in {target}\n" in first.output
+    assert (target / "ecmp" / "flows.csv").is_file()
+    single = runner.invoke(cli(), ["simulate", str(out), "--size", "100KB", "-o", str(target)])
+    assert single.exit_code == 0, single.output
+    assert (target / "flows.csv").is_file()
+    assert not (target / "ecmp").exists() and not (target / "fatpaths").exists()
+    # A directory of other files is refused, and left as it was.
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "todo.txt").write_text("keep me")
+    refused = runner.invoke(cli(), ["simulate", str(out), "-o", str(foreign)])
+    assert refused.exit_code == 2
+    assert "no earlier simulate run" in refused.output.replace("\n", " ")
+    assert [p.name for p in foreign.iterdir()] == ["todo.txt"]
+
+
+def test_simulate_table_says_units_and_what_ran(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_compiled(out)
+    result = CliRunner().invoke(
+        cli(), ["simulate", str(out), "--size", "100KB", "--compare", "ecmp,fatpaths"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    title = next(line for line in lines if "flow completion time" in line)
+    assert "square" in title and "permutation 100KB" in title and "ndp" in title
+    header = next(line for line in lines if "scheme" in line)
+    for unit in ("mean FCT µs", "p99 FCT µs", "median Gb/s", "CPU s"):
+        assert unit in header
+    rows = [line for line in lines if "fatpaths" in line and "8/8" in line]
+    assert len(rows) == 1 and "layers 1-2" in rows[0]
+    assert not result.output.startswith("\n")
+
+
+# ---- plots -------------------------------------------------------------------------------------
+
+
+def png_title(path: Path) -> str:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return str(image.text["Title"])  # type: ignore[attr-defined]
+
+
+def test_fct_cdf_says_what_ran_and_keeps_coinciding_curves_apart(
+    ring: SimNetwork, tmp_path: Path
+) -> None:
+    from fatpaths_cfg.sim.plots import fct_cdf_figure, plot_fct_cdf
+
+    work = make_workload(ring, "permutation", "64KiB", seed=1)
+    ecmp = simulate(ring, work, SimConfig(transport="tcp", load_balancing="ecmp"))
+    # The same result twice: the second curve lies exactly on the first.
+    fig = fct_cdf_figure({"ecmp": ecmp, "ecmp again": ecmp})
+    ax = fig.axes[0]
+    assert "ring" in ax.get_title() and "permutation 64KiB" in ax.get_title()
+    assert "tcp" in ax.get_title() and f"{ring.n_layers} layers" in ax.get_title()
+    first, second = ax.get_lines()
+    assert (first.get_linestyle(), first.get_marker()) != (
+        second.get_linestyle(),
+        second.get_marker(),
+    )
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "same curve as ecmp" in legend[1] and "layer 1" in legend[0]
+    plot_fct_cdf({"ecmp": ecmp}, tmp_path / "cdf.png")
+    assert "ring" in png_title(tmp_path / "cdf.png")
+
+
+def test_fct_cdf_counts_unfinished_flows(ring: SimNetwork) -> None:
+    from fatpaths_cfg.sim.plots import fct_cdf_figure
+
+    work = make_workload(ring, "permutation", "1MB", seed=1)
+    cut = simulate(ring, work, SimConfig(transport="ndp", duration_us=2000))
+    none = simulate(ring, work, SimConfig(transport="ndp", duration_us=5))
+    finished = int(np.sum(cut.finished))
+    assert 0 < finished < work.n_flows and not np.any(none.finished)
+    legend = fct_cdf_figure({"cut": cut, "none": none}).axes[0].get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert f"{work.n_flows - finished} of {work.n_flows} flows unfinished" in texts[0]
+    assert f"none of {work.n_flows} flows finished" in texts[1]
+
+
+def test_fct_vs_size_only_when_sizes_differ(ring: SimNetwork, tmp_path: Path) -> None:
+    from fatpaths_cfg.sim.plots import plot_fct_vs_size
+
+    config = SimConfig(transport="ndp")
+    one_size = simulate(ring, make_workload(ring, "permutation", "64KiB", seed=1), config)
+    assert not plot_fct_vs_size({"spray": one_size}, tmp_path / "one.png")
+    assert not (tmp_path / "one.png").exists()
+    mixed = simulate(ring, make_workload(ring, "permutation", "websearch", seed=1), config)
+    assert plot_fct_vs_size({"spray": mixed}, tmp_path / "mixed.png")
+    title = png_title(tmp_path / "mixed.png")
+    assert "ring" in title and "websearch" in title and "ndp" in title

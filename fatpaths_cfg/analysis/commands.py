@@ -9,17 +9,16 @@ from typing import Any
 
 import numpy as np
 import typer
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
 
-console = Console()
+console = make_console()
 
 
 def analyze(
@@ -196,13 +195,13 @@ def analyze_command(
             raise typer.Exit(2)
     target = results or out / "analysis"
     run_or_exit(lambda: check_output_target(target, "analyze"))
-    with Progress(console=console, transient=True) as progress:
+    with make_progress(console=console) as progress:
         result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress)
     tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
     run_or_exit(lambda: tree.commit(target))
-    table = Table(title=f"max achievable throughput: {result['fabric']}")
+    table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
     for scheme in scheme_list:
         table.add_column(scheme, justify="right")
@@ -216,7 +215,7 @@ def analyze_command(
         f"layers give {div['mean_distinct_layer_paths']:.2f} distinct and "
         f"{div['mean_disjoint_layer_paths']:.2f} edge-disjoint paths on average"
     )
-    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}")
+    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}", markup=False)
 
 
 def convergence_command(
@@ -251,4 +250,4 @@ def convergence_command(
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("analyze")(analyze_command)
+    app.command("analyze", short_help="Measure path diversity and throughput.")(analyze_command)

@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from fatpaths_cfg.commands import _name_list, run_or_exit
+from fatpaths_cfg.console import make_console
 from fatpaths_cfg.errors import ErrorCollector
 
 if TYPE_CHECKING:
     from fatpaths_cfg.deploy.push import Credentials, DeployReport, SwitchResult
 
-console = Console()
+console = make_console()
 STATUS_STYLE = {
     "committed": "green",
     "unchanged": "dim",
@@ -128,4 +128,4 @@ def deploy_command(
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("deploy")(deploy_command)
+    app.command("deploy", short_help="Push compiled configs to the switches.")(deploy_command)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.console import make_console
 
-console = Console()
+console = make_console()
 OUT_ARG = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")
 
 
@@ -50,8 +50,8 @@ def lab_fail(
     """Set a link down (both ends)."""
     from fatpaths_cfg.lab.lifecycle import fail
 
-    index = run_or_exit(lambda: fail(out, link))
-    console.print(f"link {index} is down; run `fatpaths lab test {out}` to see what broke")
+    ends = run_or_exit(lambda: fail(out, link))
+    console.print(f"{ends} is down; run `fatpaths lab test {out}` to see what broke", markup=False)
 
 
 def lab_repair(
@@ -62,7 +62,10 @@ def lab_repair(
     from fatpaths_cfg.lab.lifecycle import repair
 
     repaired = run_or_exit(lambda: repair(out, link))
-    console.print(f"repaired links: {', '.join(map(str, repaired)) or 'none'}")
+    if not repaired:
+        console.print("no failed links: nothing to repair")
+    for ends in repaired:
+        console.print(f"repaired {ends}: up again, routes back", markup=False)
 
 
 def lab_down(out: Path = OUT_ARG) -> None:
@@ -71,7 +74,7 @@ def lab_down(out: Path = OUT_ARG) -> None:
 
     summary = run_or_exit(lambda: down(out))
     if summary is None:
-        console.print(f"no lab state in {out / 'lab'}: nothing to remove")
+        console.print(f"no lab state in {out / 'lab'}: nothing to remove", markup=False)
         return
     console.print(
         f"lab down: {summary.namespaces} namespaces deleted, {summary.daemons} daemons "
@@ -91,7 +94,7 @@ def lab_clab(
 
     images = ClabImages(frr_image, host_image, sonic_image, ceos_image)
     path = run_or_exit(lambda: write_clab(out, images))
-    console.print(f"wrote {path}")
+    console.print(f"wrote {path}", markup=False)
 
 
 def lab_mptcp(
@@ -109,11 +112,11 @@ def lab_mptcp(
 
 def add_commands(app: typer.Typer) -> None:
     lab = typer.Typer(help="Run a compiled fabric in network namespaces.", no_args_is_help=True)
-    lab.command("up")(lab_up)
-    lab.command("test")(lab_test)
-    lab.command("fail")(lab_fail)
-    lab.command("repair")(lab_repair)
-    lab.command("down")(lab_down)
-    lab.command("clab")(lab_clab)
-    lab.command("mptcp")(lab_mptcp)
+    lab.command("up", short_help="Run the fabric in namespaces with FRR.")(lab_up)
+    lab.command("test", short_help="Ping every switch pair on every layer.")(lab_test)
+    lab.command("fail", short_help="Set a link down (both ends).")(lab_fail)
+    lab.command("repair", short_help="Bring failed links back up.")(lab_repair)
+    lab.command("down", short_help="Remove exactly what `lab up` created.")(lab_down)
+    lab.command("clab", short_help="Write a containerlab topology.")(lab_clab)
+    lab.command("mptcp", short_help="Show MPTCP surviving a link failure.")(lab_mptcp)
     app.add_typer(lab, name="lab")

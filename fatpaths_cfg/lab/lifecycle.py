@@ -259,23 +259,42 @@ def resolve_link(plan: LabPlan, spec: str) -> int:
     )
 
 
+@dataclass(frozen=True)
+class LinkEnds:
+    """A fabric link as people name it: the index `lab fail` takes and both SWITCH:PORT ends."""
+
+    index: int
+    a: str
+    b: str
+
+    def __str__(self) -> str:
+        return f"link {self.index} ({self.a} - {self.b})"
+
+
+def link_ends(plan: LabPlan, index: int) -> LinkEnds:
+    names = [s.name for s in plan.compiled.fabric.switches]
+    link = plan.compiled.fabric.links[index]
+    return LinkEnds(index, f"{names[link.a]}:{link.a_port}", f"{names[link.b]}:{link.b_port}")
+
+
 def _set_link(pair: VethPair, updown: str) -> None:
     run(["ip", "-n", pair.a_ns, "link", "set", pair.a_if, updown])
     run(["ip", "-n", pair.b_ns, "link", "set", pair.b_if, updown])
 
 
-def fail(out: Path, spec: str) -> int:
+def fail(out: Path, spec: str) -> LinkEnds:
     plan, state = load_up(out)
     index = resolve_link(plan, spec)
     _set_link(plan.link_pair(index), "down")
     if index not in state.failed_links:
         state.failed_links.append(index)
     state.save(plan.state_file)
-    return index
+    return link_ends(plan, index)
 
 
-def repair(out: Path, spec: str | None) -> list[int]:
-    """Bring one failed link (or all of them) back and wait until its routes are back."""
+def repair(out: Path, spec: str | None) -> list[LinkEnds]:
+    """Bring one failed link (or all of them) back and wait until its routes are back; the
+    links brought back."""
     plan, state = load_up(out)
     targets = list(state.failed_links) if spec is None else [resolve_link(plan, spec)]
     touched: list[SwitchNode] = []
@@ -291,4 +310,4 @@ def repair(out: Path, spec: str | None) -> list[int]:
     frr.wait_for_routes(touched, timeout=30.0)
     state.failed_links = [i for i in state.failed_links if i not in targets]
     state.save(plan.state_file)
-    return targets
+    return [link_ends(plan, index) for index in targets]

@@ -5,15 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.markup import escape
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+
+from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.console import make_console, make_progress, make_table
 
 from .htsim import read_connection_matrix, write_connection_matrix
 from .network import NetworkLoadError, SimNetwork, load_network
-from .plots import plot_fct_cdf, plot_fct_vs_size
+from .plots import layers_used, plot_fct_cdf, plot_fct_vs_size, run_title
 from .results import SimResult
 from .run import LOAD_BALANCING, TRANSPORTS, SimConfig, simulate
+from .rundir import (
+    Parameters,
+    check_explicit_directory,
+    default_run_directory,
+    prepare_run_directory,
+    run_name,
+)
 from .workloads import (
     PATTERNS,
     Workload,
@@ -24,34 +33,33 @@ from .workloads import (
 )
 
 EXIT_USER_ERROR = 2
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console.print(f"error: {message}")
+    err_console.print(f"error: {message}", markup=False)
     return typer.Exit(EXIT_USER_ERROR)
 
 
 def _run_with_progress(
     label: str, run: SimConfig, network: SimNetwork, workload: Workload
 ) -> SimResult:
-    with Progress(
+    with make_progress(
         TextColumn(f"[bold]{label}[/]"),
         BarColumn(),
         TextColumn("{task.fields[simulated]}"),
         TimeElapsedColumn(),
         console=err_console,
-        transient=True,
     ) as bar:
-        task = bar.add_task(label, total=None, simulated="0 us")
+        task = bar.add_task(label, total=None, simulated="0 µs")
 
         def progress(now_ps: int, end_ps: int | None) -> None:
             bar.update(
                 task,
                 completed=now_ps,
                 total=end_ps,
-                simulated=f"{now_ps / 1e6:,.0f} us simulated",
+                simulated=f"{now_ps / 1e6:,.0f} µs simulated",
             )
 
         return simulate(network, workload, run, progress)
@@ -93,25 +101,31 @@ def simulate_command(
         False, "--all-equal-cost", help="Spread over all equal-cost next hops in every layer."
     ),
     results_dir: Path | None = typer.Option(
-        None, "-o", "--output", help="Where to write results (default: OUT/sim)."
+        None,
+        "-o",
+        "--output",
+        help="Directory of this run (default: OUT/sim/SCHEMES-TRANSPORT-WORKLOAD-SEED).",
     ),
     save_matrix: Path | None = typer.Option(
         None, "--save-matrix", help="Also write the workload as an htsim connection matrix."
     ),
 ) -> None:
-    """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots."""
+    """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots.
+
+    Each run writes into a directory of its own: -o DIR, or one under OUT/sim named by it."""
     schemes = [s.strip() for s in compare.split(",")] if compare else [lb]
     for scheme in schemes:
         if scheme not in LOAD_BALANCING:
             raise _fail(f"--lb/--compare {scheme!r}: expected one of {', '.join(LOAD_BALANCING)}")
     if transport not in TRANSPORTS:
         raise _fail(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
+    from_file = Path(workload).is_file()
     try:
         network = load_network(out, link_latency_ps=round(latency * 1e6))
         if all_equal_cost:
             network = network.with_options(all_equal_cost=True)
         duration_ps = parse_duration_ps(duration) if duration else None
-        if Path(workload).is_file():
+        if from_file:
             nodes, flows = read_connection_matrix(workload)
             if nodes != network.n_hosts:
                 raise _fail(f"{workload}: {nodes} nodes, the fabric has {network.n_hosts} hosts")
@@ -128,8 +142,28 @@ def simulate_command(
             )
     except (NetworkLoadError, WorkloadError) as exc:
         raise _fail(str(exc)) from None
-    target = results_dir or out / "sim"
-    target.mkdir(parents=True, exist_ok=True)
+    parameters: Parameters = {
+        "fabric": network.name,
+        "compiled": str(out.resolve()),
+        "schemes": schemes,
+        "transport": transport,
+        "workload": str(Path(workload).resolve()) if from_file else workload,
+        "size": None if from_file else size,
+        "lambda": arrival_rate,
+        "duration": duration,
+        "seed": seed,
+        "randomize_mapping": randomize_mapping,
+        "mtu": mtu,
+        "queue": queue,
+        "window": window,
+        "ecn": ecn,
+        "flowlet_gap_us": flowlet_gap,
+        "latency_us": latency,
+        "all_equal_cost": all_equal_cost,
+    }
+    label = Path(workload).stem if from_file else workload
+    name = run_name(schemes, transport, label, None if from_file else size, arrival_rate, seed)
+    target = _run_directory(out / "sim", results_dir, name, parameters)
     if save_matrix:
         write_connection_matrix(flows, network.n_hosts, save_matrix)
     base = SimConfig(
@@ -144,46 +178,72 @@ def simulate_command(
     )
     results: dict[str, SimResult] = {}
     for scheme in schemes:
-        run = base.with_lb(scheme)
         try:
-            result = _run_with_progress(scheme, run, network, flows)
+            results[scheme] = _run_with_progress(scheme, base.with_lb(scheme), network, flows)
         except ValueError as exc:  # inconsistent workload or parameters, found natively
             raise _fail(str(exc)) from None
-        results[scheme] = result
+    prepare_run_directory(target, parameters)
+    for scheme, result in results.items():
         folder = target / scheme if len(schemes) > 1 else target
         folder.mkdir(parents=True, exist_ok=True)
         result.write_flows_csv(folder / "flows.csv", network.host_names)
         result.write_summary_json(folder / "summary.json")
     plot_fct_cdf(results, target / "fct_cdf.png")
-    plot_fct_vs_size(results, target / "fct_vs_size.png")
+    by_size = plot_fct_vs_size(results, target / "fct_vs_size.png")
     _print_table(results)
-    console.print(f"results in {target}")
+    if not by_size:
+        console.print("no fct_vs_size.png: every flow has the same size")
+    console.print(f"results in {target}", markup=False)
+
+
+def _run_directory(
+    sim_root: Path, explicit: Path | None, name: str, parameters: Parameters
+) -> Path:
+    """-o DIR as given, else a directory of its own under OUT/sim (see rundir)."""
+    if explicit is None:
+        return default_run_directory(sim_root, name, parameters)
+    run_or_exit(lambda: check_explicit_directory(explicit))
+    return explicit
 
 
 def _print_table(results: dict[str, SimResult]) -> None:
-    table = Table(title="flow completion time [us]")
-    for column in ("scheme", "flows done", "mean", "median", "p99", "events", "cpu s"):
-        table.add_column(column, justify="right" if column != "scheme" else "left")
+    first = next(iter(results.values()))
+    table = make_table(escape(f"flow completion time (FCT): {run_title(first)}"))
+    columns = (
+        "scheme",
+        "layers",
+        "flows done",
+        "mean FCT µs",
+        "median FCT µs",
+        "p99 FCT µs",
+        "median Gb/s",
+        "events",
+        "CPU s",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("scheme", "layers") else "right")
     for scheme, result in results.items():
         s = result.summary()
-        fct = s["fct"]
-        assert isinstance(fct, dict)
-
-        def cell(key: str, stats: dict[str, object] = fct) -> str:
-            value = stats[key]
-            return f"{value:,.1f}" if isinstance(value, float) else "-"
-
+        fct, rate = s["fct"], s["throughput_gbps"]
+        assert isinstance(fct, dict) and isinstance(rate, dict)
         table.add_row(
             scheme,
+            layers_used(result),
             f"{s['flows_finished']}/{s['flows']}",
-            cell("mean_us"),
-            cell("median_us"),
-            cell("p99_us"),
+            _figure(fct["mean_us"]),
+            _figure(fct["median_us"]),
+            _figure(fct["p99_us"]),
+            _figure(rate["median"], 2),
             f"{s['events']:,}",
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
 
 
+def _figure(value: object, decimals: int = 1) -> str:
+    """A table cell: the number, or '-' where no flow finished."""
+    return f"{value:,.{decimals}f}" if isinstance(value, float) else "-"
+
+
 def add_commands(app: typer.Typer) -> None:
-    app.command("simulate")(simulate_command)
+    app.command("simulate", short_help="Simulate flows on a compiled fabric.")(simulate_command)

@@ -58,6 +58,8 @@ class SimResult:
     wall_seconds: float
     cpu_seconds: float
     peak_rss_bytes: int
+    # Layers of the network the run had (FatPaths picks among them; the others use layer 1).
+    n_layers: int = 1
 
     @property
     def finished(self) -> npt.NDArray[np.bool_]:
@@ -96,6 +98,7 @@ class SimResult:
         return {
             "network": self.network_name,
             "hosts": self.n_hosts,
+            "layers": self.n_layers,
             "workload": self.workload.description,
             "config": self.config,
             "flows": int(self.workload.n_flows),

@@ -169,4 +169,5 @@ def simulate(
         wall_seconds=wall,
         cpu_seconds=cpu,
         peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        n_layers=network.n_layers,
     )

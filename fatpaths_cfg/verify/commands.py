@@ -65,8 +65,9 @@ def verify_command(
         None, "--report", help="Directory for report.json / report.md (default: OUT/verify)."
     ),
 ) -> None:
-    """Prove that the rendered configs forward every layer correctly (and say which layers can
-    be lossless)."""
+    """Prove that the rendered configs forward every layer correctly.
+
+    Also says which layers can be lossless (PFC classes without a buffer dependency cycle)."""
     platforms = [p for item in platform for p in item.split(",") if p]
     report = run_or_exit(
         lambda: verify_output(out, platforms or None, lossless_classes, require_lossless)
@@ -86,4 +87,4 @@ def verify_command(
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("verify")(verify_command)
+    app.command("verify", short_help="Prove the configs forward every layer.")(verify_command)
