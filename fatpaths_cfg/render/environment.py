@@ -16,9 +16,9 @@ from fatpaths_cfg.render.routes import RouteTable
 
 
 def templates_directory() -> Path:
-    # Source checkouts and editable installs keep templates/ beside the package; wheels install
-    # it at the same relative place (maturin `include`).
-    return Path(__file__).resolve().parent.parent.parent / "templates"
+    # Inside the package, so a wheel installs them as package data of fatpaths_cfg rather than
+    # as a top-level `templates` package that any other distribution could clash with.
+    return Path(__file__).resolve().parent.parent / "templates"
 
 
 def eos_mac(mac: str) -> str:

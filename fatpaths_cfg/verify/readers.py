@@ -1,9 +1,9 @@
 """Per-platform readers: routes and addresses back out of the rendered files, each with the
 file and line it came from.
 
-The readers understand exactly the statements fatpaths renders (see `templates/`); any other
-line is reported as unparsed rather than skipped, because a line the checker does not read is
-a line it cannot vouch for. Faults of omission are the checker's business, not the reader's.
+The readers understand exactly the statements fatpaths renders (see fatpaths_cfg/templates/);
+any other line is reported as unparsed rather than skipped, because a line the checker does not
+read is a line it cannot vouch for. Faults of omission are the checker's business, not the reader's.
 """
 
 from __future__ import annotations
