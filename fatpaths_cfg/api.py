@@ -11,8 +11,9 @@ import numpy as np
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.addressing import allocate_addresses
+from fatpaths_cfg.analysis.convergence import clos_advice
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
@@ -93,7 +94,21 @@ def compile_fabric(
         route_counts=route_counts(fabric.nr, fabric.edges, layers, routing),
         inventory_file=loaded.source.file,
         line_of=loaded.source.line_of,
+        warnings=fabric_warnings(fabric, loaded),
     )
+
+
+def fabric_warnings(fabric: Fabric, loaded: LoadedInventory) -> tuple[UserError, ...]:
+    advice = clos_advice(fabric)
+    if advice is None:
+        return ()
+    problem, hint = advice
+    spec, line_of = loaded.spec, loaded.source.line_of
+    if spec.defaults.host_flow_rate is not None:
+        line = line_of(("defaults", "host_flow_rate"))
+    else:
+        line = line_of(("generate",)) if spec.generate is not None else 0
+    return (UserError(loaded.source.file, line, "", problem, hint),)
 
 
 def layer_deadlock_verdicts(fabric: Fabric, layers: list[Layer], routing: Routing) -> list[bool]:

@@ -94,6 +94,8 @@ def compile_command(
             bar.update(task, completed=done, total=total)
 
         compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
+        for warning in compiled.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         target = out or default_output(inventory, compiled.name)
         run_or_exit(lambda: api.check_compile_target(inventory, target, force))
         tree = run_or_exit(lambda: api.build_output(compiled, progress, platforms, switches, tick))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.addressing import AddressPlan
-from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch
 from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
 from fatpaths_cfg.layers import Layer
@@ -44,6 +44,8 @@ class CompiledFabric:
     # of a path in it (0 when the fabric was not compiled from a file in this process).
     inventory_file: str = ""
     line_of: Callable[[tuple[str | int, ...]], int] = field(default=lambda _: 0)
+    # Advice the compile prints but that does not stop it (e.g. the Clos half-rate rule).
+    warnings: tuple[UserError, ...] = ()
 
     @property
     def name(self) -> str:
@@ -93,6 +95,8 @@ class CompiledFabric:
                     "switch": fabric.switches[h.switch].name,
                     "port": h.port,
                     "speed_gbps": h.speed_gbps,
+                    # Only when set, so fabrics without shaping keep their bytes.
+                    **({"pacing_gbps": h.pacing_gbps} if h.pacing_gbps is not None else {}),
                 }
                 for h in fabric.hosts
             ],
@@ -179,7 +183,10 @@ def load_compiled(directory: Path) -> LoadedCompiled:
         for li in data["links"]
     ]
     hosts = [
-        Host(h["index"], h["name"], index[h["switch"]], h["port"], h["speed_gbps"])
+        Host(
+            h["index"], h["name"], index[h["switch"]], h["port"], h["speed_gbps"],
+            h.get("pacing_gbps"),
+        )
         for h in data["hosts"]
     ]
     fabric = Fabric(data["name"], switches, links, hosts, data.get("origin") or {})

@@ -48,6 +48,7 @@ class Host:
     switch: int
     port: str
     speed_gbps: float
+    pacing_gbps: float | None = None  # host traffic shaped to this rate on the uplink
 
 
 @dataclass
@@ -144,6 +145,7 @@ class _WiringChecker:
             if spec.defaults.host_speed
             else default_speed
         )
+        pacing = self._host_pacing(host_speed)
         used_ports: dict[int, list[str]] = {s.index: [] for s in switches}
 
         links: list[Link] = []
@@ -221,7 +223,7 @@ class _WiringChecker:
             )
             if end is None:
                 continue
-            hosts.append(Host(len(hosts), host.name, end[0], end[1], host_speed))
+            hosts.append(Host(len(hosts), host.name, end[0], end[1], host_speed, pacing))
 
         for switch in switches:
             self._check_kernel_names(switch, switch.ports or tuple(used_ports[switch.index]))
@@ -356,6 +358,21 @@ class _WiringChecker:
                 "rename one: frr, linux and the lab name interfaces after ports with '/' "
                 "replaced by '_' and names over 15 characters shortened",
             )
+
+    def _host_pacing(self, host_speed: float) -> float | None:
+        rate = self.spec.defaults.host_flow_rate
+        if rate is None:
+            return None
+        gbps = parse_speed_gbps(rate)
+        if gbps > host_speed:
+            path: PathKey = ("defaults", "host_flow_rate")
+            self.error(
+                path,
+                format_path(path),
+                f"{rate} is faster than the hosts' own link ({host_speed:g}G)",
+                "a pacing rate below the host speed, e.g. half of it",
+            )
+        return gbps
 
     def _one_port_loop(
         self,

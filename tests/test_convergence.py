@@ -97,3 +97,60 @@ def test_analyze_convergence_refuses_a_fabric_that_is_not_a_clos(tmp_path: Path)
     assert result.exit_code == 2
     assert "needs a two-level Clos" in result.stderr
     assert not (out / "convergence").exists()
+
+
+def clos_inventory(tmp_path: Path, m: int, flow_rate: str | None, name: str = "clos") -> Path:
+    defaults = f"defaults: {{host_flow_rate: {flow_rate}}}\n" if flow_rate else ""
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        f"fabric: {name}\n{defaults}generate: {{kind: clos, n: 4, r: 3, m: {m}}}\n"
+        "routing: {layers: 2, rho: 0.9}\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("m", "flow_rate", "expected"),
+    [
+        (4, None, "flows at the full link rate (p=1)"),
+        (2, None, "m*p = 2 < n = 4"),
+        (2, "50G", None),  # p = 2: m*p = 4 = n, and half rate converges fast
+        (4, "50G", None),
+    ],
+)
+def test_compile_warns_when_re_routing_on_a_clos_would_not_settle(
+    tmp_path: Path, m: int, flow_rate: str | None, expected: str | None
+) -> None:
+    inventory = clos_inventory(tmp_path, m, flow_rate)
+    result = CliRunner().invoke(build_app(), ["compile", str(inventory), "-o",
+                                              str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    if expected is None:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1 and expected in warnings[0]
+        assert "defaults.host_flow_rate" in warnings[0]
+        line = inventory.read_text().splitlines().index(
+            next(t for t in inventory.read_text().splitlines() if t.startswith("generate"))) + 1
+        assert f"{inventory}:{line}:" in warnings[0]  # the generate block
+
+
+def test_host_plans_shape_the_uplink_only_when_asked(tmp_path: Path) -> None:
+    shaped = api.build_output(api.compile_fabric(clos_inventory(tmp_path, 4, "25G"))).files
+    plain = api.build_output(api.compile_fabric(clos_inventory(tmp_path, 4, None, "p"))).files
+    plan = shaped["hosts/leaf-0-h0.sh"].decode()
+    assert "tc qdisc replace dev eth0 root fq maxrate 25000mbit" in plan
+    assert "tbf rate 25000mbit" in plan  # kernels without fq
+    assert "tc qdisc" not in plain["hosts/leaf-0-h0.sh"].decode()
+    assert '"pacing_gbps": 25.0' in shaped["fabric.json"].decode()
+    assert "pacing_gbps" not in plain["fabric.json"].decode()
+
+
+def test_a_flow_rate_above_the_host_speed_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        build_app(), ["compile", str(clos_inventory(tmp_path, 4, "400G")), "-o",
+                      str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "defaults.host_flow_rate: 400G is faster than the hosts' own link" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -21,6 +21,8 @@ from math import comb
 
 import numpy as np
 
+from fatpaths_cfg.fabric import Fabric
+
 
 @dataclass(frozen=True)
 class ClosShape:
@@ -206,3 +208,50 @@ def convergence_point(
         sum(not run.converged for run in runs),
         permutations,
     )
+
+
+def clos_shape(fabric: Fabric) -> tuple[int, int, int] | None:
+    """(n, r, m) when the fabric is a two-level Clos: every host-carrying leaf links once to
+    every middle switch, middles carry no hosts, leaves hold equal host counts, no other
+    links. None otherwise."""
+    hosts = [len(h) for h in fabric.hosts_of_switch]
+    leaves = {s for s in range(fabric.nr) if hosts[s] > 0}
+    middles = fabric.nr - len(leaves)
+    pairs = {(int(a), int(b)) for a, b in fabric.edges}
+    bipartite = all((a in leaves) != (b in leaves) for a, b in pairs)
+    complete = len(pairs) == len(fabric.edges) == len(leaves) * middles
+    if not (leaves and middles and bipartite and complete):
+        return None
+    counts = {hosts[s] for s in leaves}
+    return (counts.pop(), len(leaves), middles) if len(counts) == 1 else None
+
+
+def clos_advice(fabric: Fabric) -> tuple[str, str] | None:
+    """(problem, what to change) when adaptive or flowlet re-routing on this fabric would not
+    settle quickly: m*p < n (no routing without an overloaded link for some permutations) or
+    flows at the full link rate (p = 1: iterations grow exponentially with r)."""
+    shape = clos_shape(fabric)
+    if shape is None or not fabric.hosts:
+        return None
+    n, r, m = shape
+    link = min(link.speed_gbps for link in fabric.links)
+    flow = min(h.pacing_gbps or h.speed_gbps for h in fabric.hosts)
+    p = max(int(link // flow), 0) if flow > 0 else 0
+    half = f"{link / 2:g}G"
+    if m * p < n:
+        needed = math.ceil(n / m)
+        return (
+            f"Clos(n={n}, r={r}, m={m}) with flows at {flow:g}G on {link:g}G links (p={p}): "
+            f"m*p = {m * p} < n = {n}, so some permutations leave a link overloaded whatever "
+            "adaptive routing does",
+            f"shape hosts to {link / needed:g}G or less (defaults.host_flow_rate) or add "
+            f"middle switches (m >= {math.ceil(n / max(p, 1))})",
+        )
+    if p < 2:
+        return (
+            f"Clos(n={n}, r={r}, m={m}) with flows at the full link rate (p=1): adaptive or "
+            f"flowlet re-routing converges in a number of iterations exponential in r",
+            f"shape hosts to half the link rate (defaults.host_flow_rate: {half}, p=2), "
+            "which converges in a few iterations",
+        )
+    return None

@@ -10,23 +10,19 @@ from typing import Any
 
 import numpy as np
 
-from fatpaths_cfg.analysis.convergence import ClosShape, ConvergencePoint, convergence_point
+from fatpaths_cfg.analysis.convergence import (
+    ClosShape,
+    ConvergencePoint,
+    clos_shape,
+    convergence_point,
+)
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric
 
 
 def clos_shape_of(fabric: Fabric, source: str) -> tuple[int, int, int]:
-    """(n, r, m) of a two-level Clos: every host-carrying leaf links once to every middle
-    switch, middles carry no hosts, and no other links exist."""
-    hosts = [len(h) for h in fabric.hosts_of_switch]
-    leaves = [s for s in range(fabric.nr) if hosts[s] > 0]
-    middles = [s for s in range(fabric.nr) if hosts[s] == 0]
-    leaf_set = set(leaves)
-    pairs = {(int(a), int(b)) for a, b in fabric.edges}
-    bipartite = all((a in leaf_set) != (b in leaf_set) for a, b in pairs)
-    complete = len(pairs) == len(fabric.edges) == len(leaves) * len(middles)
-    equal_leaves = len({hosts[s] for s in leaves}) == 1
-    if not (leaves and middles and bipartite and complete and equal_leaves):
+    shape = clos_shape(fabric)
+    if shape is None:
         raise UserErrors.single(
             source,
             "",
@@ -34,7 +30,7 @@ def clos_shape_of(fabric: Fabric, source: str) -> tuple[int, int, int]:
             "each linked once to every middle switch, and no other links",
             "compile a `generate: {kind: clos, n: ..., r: ..., m: ...}` inventory",
         )
-    return hosts[leaves[0]], len(leaves), len(middles)
+    return shape
 
 
 def r_values(r: int, points: int = 8) -> list[int]:

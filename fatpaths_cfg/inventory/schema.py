@@ -60,9 +60,12 @@ class Defaults(StrictModel):
     platform: Platform = "frr"
     link_speed: str | int | float = "100G"
     host_speed: str | int | float | None = None
+    # Pace host traffic to this rate (tc on each host's uplink): the half-rate rule that lets
+    # adaptive or flowlet re-routing settle on a rearrangeable Clos (docs/convergence.md).
+    host_flow_rate: str | int | float | None = None
     port_prefix: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z/_-]{0,24}$")] = "Ethernet"
 
-    @field_validator("link_speed", "host_speed")
+    @field_validator("link_speed", "host_speed", "host_flow_rate")
     @classmethod
     def _speed(cls, value: str | int | float | None) -> str | int | float | None:
         if value is not None:

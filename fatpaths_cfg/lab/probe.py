@@ -13,6 +13,7 @@ config bug).
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import time
 from collections import defaultdict
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fatpaths_cfg.lab.names import HOST_UPLINK
 from fatpaths_cfg.lab.netns import in_netns, parallel, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 
@@ -56,6 +58,16 @@ class TraceResult:
     ok: bool
 
 
+@dataclass(frozen=True)
+class PacingResult:
+    """A host whose inventory asks for shaping: what its uplink's root qdisc really does."""
+
+    host: str
+    wanted_mbit: int
+    found: str  # e.g. "fq maxrate 50000 Mb/s", "tbf rate 50000 Mb/s", "pfifo_fast"
+    ok: bool
+
+
 @dataclass
 class LabTestReport:
     pings: list[ProbeResult]
@@ -63,6 +75,7 @@ class LabTestReport:
     failed_links: list[int]
     seconds: float
     layer_ids: list[int] = field(default_factory=list)
+    pacing: list[PacingResult] = field(default_factory=list)
 
     @property
     def families(self) -> list[int]:
@@ -82,7 +95,11 @@ class LabTestReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failures and not self.trace_failures
+        return (
+            not self.failures
+            and not self.trace_failures
+            and all(result.ok for result in self.pacing)
+        )
 
     def pairs_with_a_working_layer(self) -> tuple[int, int]:
         working: dict[tuple[int, int], bool] = defaultdict(bool)
@@ -258,6 +275,34 @@ def sample_traces(probes: list[Probe], per_layer: int, seed: int) -> list[Probe]
     return chosen
 
 
+# The qdiscs a host plan installs for shaping, and where tc's JSON keeps their rate.
+SHAPING_RATE_FIELD = {"fq": "maxrate", "tbf": "rate"}
+
+
+def _uplink_shaping(host: HostNode, wanted_mbit: int) -> PacingResult:
+    """Read the uplink's root qdisc back: fq paces each flow (maxrate), tbf the whole uplink
+    (kernels without fq); both in bytes per second in tc's JSON."""
+    shown = run(in_netns(host.netns, ["tc", "-j", "qdisc", "show", "dev", HOST_UPLINK]))
+    roots = [q for q in json.loads(shown or "[]") if q.get("root")]
+    if not roots:
+        return PacingResult(host.name, wanted_mbit, "no root qdisc", False)
+    kind, options = roots[0]["kind"], roots[0].get("options", {})
+    label = SHAPING_RATE_FIELD.get(kind)
+    rate = options.get(label) if label else None
+    if rate is None:
+        return PacingResult(host.name, wanted_mbit, kind, False)
+    mbit = round(int(rate) * 8 / 1e6)
+    return PacingResult(host.name, wanted_mbit, f"{kind} {label} {mbit} Mb/s", mbit == wanted_mbit)
+
+
+def check_pacing(plan: LabPlan) -> list[PacingResult]:
+    wanted = {h.name: h.pacing_gbps for h in plan.compiled.fabric.hosts if h.pacing_gbps}
+    shaped = [h for h in plan.hosts if h.name in wanted]
+    return parallel(
+        lambda h: _uplink_shaping(h, round(float(wanted[h.name]) * 1000)), shaped
+    )
+
+
 def run_lab_test(
     plan: LabPlan, failed_links: list[int], traces_per_layer: int = 8
 ) -> LabTestReport:
@@ -284,5 +329,10 @@ def run_lab_test(
         ok = ok and clean[0] == probe.src_switch
         traces.append(TraceResult(probe, hops, expected, ok))
     return LabTestReport(
-        pings, traces, sorted(failed), round(time.monotonic() - started, 2), plan.layer_ids
+        pings,
+        traces,
+        sorted(failed),
+        round(time.monotonic() - started, 2),
+        plan.layer_ids,
+        check_pacing(plan),
     )

@@ -62,6 +62,19 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
             f"{' '.join(seen)}, compiled {' '.join(names[h] for h in t.expected)}",
             soft_wrap=True,
         )
+    if report.pacing:
+        shaped = [result for result in report.pacing if result.ok]
+        console.print(
+            f"host shaping: {len(shaped)}/{len(report.pacing)} hosts shaped to "
+            f"{report.pacing[0].wanted_mbit} Mb/s ({report.pacing[0].found})",
+            markup=False,
+        )
+        for result in report.pacing:
+            if not result.ok:
+                console.print(
+                    f"  {result.host}: wanted {result.wanted_mbit} Mb/s, found {result.found}",
+                    markup=False,
+                )
     working, pairs = report.pairs_with_a_working_layer()
     console.print(
         f"host pairs (by switch pair) with at least one working layer: {working}/{pairs}"

@@ -75,6 +75,7 @@ class HostView:
     # IPv6 first; see the module docstring.
     mptcp_endpoints: list[MptcpEndpoint]
     mptcp_limit: int
+    pacing_mbit: int | None = None  # tc rate of the uplink's shaping, when asked for
 
     @property
     def mptcp_dual_stack(self) -> bool:
@@ -150,6 +151,7 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
         pools_v6=plan.v6.pools if plan.v6 else [],
         mptcp_endpoints=endpoints,
         mptcp_limit=mptcp_limit(endpoints),
+        pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
     )
 
 
