@@ -7,7 +7,7 @@
 
 use rayon::prelude::*;
 
-use super::events::Time;
+use super::packet::Time;
 
 pub const UNREACHABLE: u8 = u8::MAX;
 
