@@ -1,6 +1,7 @@
 //! Native hot paths of fatpaths, exposed to Python as `fatpaths_cfg._native`.
 
 pub mod deadlock;
+pub mod graph;
 pub mod layers;
 pub mod routing;
 pub mod sim;
@@ -25,20 +26,8 @@ fn layer_forwarding<'py>(
     seed: u64,
     rank: Option<PyReadonlyArray1<'py, i32>>,
 ) -> PyResult<(Bound<'py, PyArray2<u8>>, Bound<'py, PyArray2<i32>>)> {
-    let u = edge_u.as_slice()?;
-    let v = edge_v.as_slice()?;
-    if u.len() != v.len() {
-        return Err(PyValueError::new_err("edge_u and edge_v differ in length"));
-    }
-    let mut edges = Vec::with_capacity(u.len());
-    for (&a, &b) in u.iter().zip(v) {
-        if a < 0 || b < 0 || a as usize >= nr || b as usize >= nr {
-            return Err(PyValueError::new_err(format!(
-                "edge ({a}, {b}) outside 0..{nr}"
-            )));
-        }
-        edges.push((a as u32, b as u32));
-    }
+    let edges = graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
+        .map_err(PyValueError::new_err)?;
     let rank_vec: Option<Vec<u32>> = match rank {
         Some(r) => {
             let r = r.as_slice()?;
@@ -49,7 +38,7 @@ fn layer_forwarding<'py>(
         }
         None => None,
     };
-    let adj = routing::Adjacency::from_edges(nr, &edges);
+    let adj = graph::neighbours(nr, &edges);
     let (dist, next) = py.detach(|| routing::layer_forwarding(&adj, seed, rank_vec.as_deref()));
     let dist = Array2::from_shape_vec((nr, nr), dist).expect("shape");
     let next = Array2::from_shape_vec((nr, nr), next).expect("shape");

@@ -5,53 +5,9 @@
 
 use rayon::prelude::*;
 
+use crate::graph::Csr;
+
 pub const UNREACHABLE: u8 = u8::MAX;
-
-/// Compressed adjacency of an undirected graph (both directions stored).
-pub struct Adjacency {
-    pub indptr: Vec<usize>,
-    pub indices: Vec<u32>,
-}
-
-impl Adjacency {
-    pub fn from_edges(nr: usize, edges: &[(u32, u32)]) -> Self {
-        let mut degree = vec![0usize; nr + 1];
-        for &(u, v) in edges {
-            degree[u as usize] += 1;
-            degree[v as usize] += 1;
-        }
-        let mut indptr = vec![0usize; nr + 1];
-        for i in 0..nr {
-            indptr[i + 1] = indptr[i] + degree[i];
-        }
-        let mut fill = indptr.clone();
-        let mut indices = vec![0u32; indptr[nr]];
-        for &(u, v) in edges {
-            indices[fill[u as usize]] = v;
-            fill[u as usize] += 1;
-            indices[fill[v as usize]] = u;
-            fill[v as usize] += 1;
-        }
-        // Sorted neighbour lists make results independent of edge input order.
-        for i in 0..nr {
-            indices[indptr[i]..indptr[i + 1]].sort_unstable();
-        }
-        Adjacency { indptr, indices }
-    }
-
-    #[inline]
-    pub fn neighbours(&self, node: usize) -> &[u32] {
-        &self.indices[self.indptr[node]..self.indptr[node + 1]]
-    }
-
-    pub fn len(&self) -> usize {
-        self.indptr.len() - 1
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// SplitMix64 finaliser: a cheap, well-mixed hash for seeded tie-breaking.
 #[inline]
@@ -71,7 +27,7 @@ fn tie_priority(seed: u64, switch: usize, neighbour: u32, destination: usize) ->
 /// paths. Ties between equal-cost neighbours are broken by a seeded hash of
 /// (switch, neighbour, destination) so that different destinations spread over different links.
 fn shortest_path_row(
-    adj: &Adjacency,
+    adj: &Csr<u32>,
     destination: usize,
     seed: u64,
     dist_row: &mut [u8],
@@ -93,7 +49,7 @@ fn shortest_path_row(
         let node = queue[head] as usize;
         head += 1;
         let next_dist = dist_row[node].saturating_add(1);
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             let nbu = nb as usize;
             if dist_row[nbu] == UNREACHABLE {
                 dist_row[nbu] = next_dist;
@@ -116,7 +72,7 @@ fn shortest_path_row(
 /// so the channel dependency graph is acyclic (no down->up turn), and every pair is routed as
 /// long as every switch but the top has an upward neighbour.
 fn up_down_row(
-    adj: &Adjacency,
+    adj: &Csr<u32>,
     destination: usize,
     seed: u64,
     rank: &[u32],
@@ -136,7 +92,7 @@ fn up_down_row(
     while head < queue.len() {
         let node = queue[head] as usize;
         head += 1;
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             let nbu = nb as usize;
             if rank[nbu] < rank[node] && dist_row[nbu] == UNREACHABLE {
                 dist_row[nbu] = dist_row[node].saturating_add(1);
@@ -148,7 +104,7 @@ fn up_down_row(
         let node = node as usize;
         let want = dist_row[node] - 1;
         let mut best: Option<(u64, u32)> = None;
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             if rank[nb as usize] > rank[node] && dist_row[nb as usize] == want {
                 let prio = tie_priority(seed, node, nb, destination);
                 if best.is_none_or(|(p, _)| prio < p) {
@@ -166,7 +122,7 @@ fn up_down_row(
             continue;
         }
         let mut best: Option<(u8, u64, u32)> = None;
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             let nbu = nb as usize;
             if rank[nbu] < rank[node] && dist_row[nbu] != UNREACHABLE {
                 let key = (dist_row[nbu], tie_priority(seed, node, nb, destination));
@@ -183,8 +139,8 @@ fn up_down_row(
 }
 
 /// Returns (distance, next hop) matrices indexed [destination][switch], row-major.
-pub fn layer_forwarding(adj: &Adjacency, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
-    let nr = adj.len();
+pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
+    let nr = adj.n_rows();
     let mut dist = vec![UNREACHABLE; nr * nr];
     let mut next = vec![-1i32; nr * nr];
     let by_rank: Vec<u32> = match rank {
@@ -221,9 +177,9 @@ pub fn layer_forwarding(adj: &Adjacency, seed: u64, rank: Option<&[u32]>) -> (Ve
 mod tests {
     use super::*;
 
-    fn ring(n: u32) -> Adjacency {
+    fn ring(n: u32) -> Csr<u32> {
         let edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
-        Adjacency::from_edges(n as usize, &edges)
+        crate::graph::neighbours(n as usize, &edges)
     }
 
     #[test]

@@ -4,13 +4,14 @@ use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowSpec, Simulator};
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
-use crate::routing::{layer_forwarding, Adjacency};
+use crate::graph::neighbours;
+use crate::routing::layer_forwarding;
 
 const US: u64 = 1_000_000;
 
 /// One layer with all links; `hosts[s]` hosts on switch s; every link at `gbps`, 1 us.
 fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> NetworkSpec {
-    let adj = Adjacency::from_edges(nr, edges);
+    let adj = neighbours(nr, edges);
     let (dist_ts, next_ts) = layer_forwarding(&adj, 7, None);
     // The routing kernel returns [destination][switch]; the simulator reads [switch][destination].
     let mut dist = vec![0u8; nr * nr];
