@@ -598,7 +598,6 @@ mod tests {
     }
 }
 
-/// Python binding, kept beside the algorithm so `lib.rs` only registers it.
 pub mod python {
     use numpy::ndarray::Array2;
     use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -610,10 +609,10 @@ pub mod python {
     /// Returns `(masks, path_layer, path_offsets, path_nodes)`: `masks` bool[count, E] over the
     /// input links; chosen path p belongs to layer `path_layer[p]` and visits
     /// `path_nodes[path_offsets[p]:path_offsets[p + 1]]` in increasing permutation order.
-    #[pyfunction(name = "overlap_layers")]
+    #[pyfunction]
     #[pyo3(signature = (nr, edge_u, edge_v, permutations, paths_per_layer, seed, max_length=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    pub fn overlap_layers_py<'py>(
+    pub fn overlap_layers<'py>(
         py: Python<'py>,
         nr: usize,
         edge_u: PyReadonlyArray1<'py, i32>,
