@@ -140,6 +140,19 @@ fn hash32(mut x: u32) -> u32 {
     x ^ (x >> 16)
 }
 
+/// The one place a transport is chosen; a new transport adds its arm here.
+fn transport_for(
+    kind: TransportKind,
+    n_flows: usize,
+    n_hosts: usize,
+) -> Box<dyn Transport<Datapath>> {
+    match kind {
+        TransportKind::Ndp => Box::new(Ndp::new(n_flows, n_hosts)),
+        TransportKind::Tcp => Box::new(Tcp::new(n_flows, false)),
+        TransportKind::Dctcp => Box::new(Tcp::new(n_flows, true)),
+    }
+}
+
 impl Simulator {
     pub fn new(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Result<Self, String> {
         spec.validate()?;
@@ -200,11 +213,7 @@ impl Simulator {
             events.push(f.start, EventKind::FlowStart, i as u32, 0);
         }
         let n_flows = records.len();
-        let transport: Box<dyn Transport<Datapath>> = match cfg.transport {
-            TransportKind::Ndp => Box::new(Ndp::new(n_flows, spec.n_hosts())),
-            TransportKind::Tcp => Box::new(Tcp::new(n_flows, false)),
-            TransportKind::Dctcp => Box::new(Tcp::new(n_flows, true)),
-        };
+        let transport = transport_for(cfg.transport, n_flows, spec.n_hosts());
         let net = Datapath {
             queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
             trimming: transport.trims(),
