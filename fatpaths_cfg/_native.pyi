@@ -1,4 +1,4 @@
-# Type stub of the Rust extension module built from native/ (keep in step with native/src/lib.rs).
+# Type stub of the Rust extension module built from native/ (tests/test_native_stub.py checks it).
 import numpy as np
 import numpy.typing as npt
 

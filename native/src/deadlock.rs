@@ -5,36 +5,39 @@
 
 use rayon::prelude::*;
 
-/// Channels of a layer in compressed form: channel (s -> n) is `offset[s] + position of n in
-/// hops[s]`, where hops[s] lists the distinct next hops switch s uses.
+use crate::graph::Csr;
+
+/// Channels of a layer: channel (s -> n) is numbered `hops.start(s) + position of n in
+/// hops.row(s)`, where row s lists the distinct next hops switch s uses, sorted.
 struct Channels {
-    offset: Vec<usize>,
-    hops: Vec<u32>,
+    hops: Csr<u32>,
 }
 
 impl Channels {
     fn from_table(nr: usize, next_hop: &[i32]) -> Self {
-        let mut offset = vec![0usize; nr + 1];
-        let mut hops = Vec::new();
-        let mut seen: Vec<u32> = Vec::new();
-        for s in 0..nr {
-            seen.clear();
+        let hops = Csr::from_rows((0..nr).map(|s| {
+            let mut seen: Vec<u32> = Vec::new();
             for &n in &next_hop[s * nr..(s + 1) * nr] {
                 if n >= 0 && !seen.contains(&(n as u32)) {
                     seen.push(n as u32);
                 }
             }
             seen.sort_unstable();
-            hops.extend_from_slice(&seen);
-            offset[s + 1] = hops.len();
-        }
-        Channels { offset, hops }
+            seen
+        }));
+        Channels { hops }
     }
 
     #[inline]
     fn id(&self, s: usize, n: u32) -> usize {
-        let slice = &self.hops[self.offset[s]..self.offset[s + 1]];
-        self.offset[s] + slice.iter().position(|&h| h == n).expect("channel")
+        let position = self.hops.row(s).iter().position(|&h| h == n);
+        self.hops.start(s) + position.expect("channel")
+    }
+
+    /// Number of the first channel out of switch `s`.
+    #[inline]
+    fn first(&self, s: usize) -> usize {
+        self.hops.start(s)
     }
 
     fn count(&self) -> usize {
@@ -42,7 +45,7 @@ impl Channels {
     }
 
     fn out_degree(&self, s: usize) -> usize {
-        self.offset[s + 1] - self.offset[s]
+        self.hops.row(s).len()
     }
 }
 
@@ -99,7 +102,7 @@ fn dependency_bitsets(
                         continue;
                     }
                     let a = channels.id(s, n as u32);
-                    let b = channels.id(n as usize, m as u32) - channels.offset[n as usize];
+                    let b = channels.id(n as usize, m as u32) - channels.first(n as usize);
                     bits[a * words + b / 64] |= 1u64 << (b % 64);
                 }
                 (bits, carries)
@@ -118,12 +121,9 @@ fn dependency_bitsets(
 fn successor_lists(nr: usize, channels: &Channels, bits: &[u64], words: usize) -> Vec<Vec<u32>> {
     let mut successors = vec![Vec::new(); channels.count()];
     for s in 0..nr {
-        for (j, &n) in channels.hops[channels.offset[s]..channels.offset[s + 1]]
-            .iter()
-            .enumerate()
-        {
-            let a = channels.offset[s] + j;
-            let base = channels.offset[n as usize];
+        for (j, &n) in channels.hops.row(s).iter().enumerate() {
+            let a = channels.first(s) + j;
+            let base = channels.first(n as usize);
             for w in 0..words {
                 let mut word = bits[a * words + w];
                 while word != 0 {

@@ -14,7 +14,8 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::routing::{mix64, Adjacency};
+use crate::graph::{self, Csr};
+use crate::routing::mix64;
 
 /// Pair keys are already well mixed by construction; a multiply is enough of a hash.
 #[derive(Default)]
@@ -50,54 +51,26 @@ fn pair_key(a: u32, b: u32) -> u64 {
 /// The fabric with link ids next to each neighbour (sorted, so links can be looked up).
 struct Fabric {
     nr: usize,
-    indptr: Vec<usize>,
-    neighbour: Vec<u32>,
-    link: Vec<u32>,
+    /// Row `switch`: `(neighbour, link)`.
+    links: Csr<(u32, u32)>,
 }
 
 impl Fabric {
     fn new(nr: usize, edges: &[(u32, u32)]) -> Self {
-        let mut degree = vec![0usize; nr + 1];
-        for &(u, v) in edges {
-            degree[u as usize] += 1;
-            degree[v as usize] += 1;
-        }
-        let mut indptr = vec![0usize; nr + 1];
-        for i in 0..nr {
-            indptr[i + 1] = indptr[i] + degree[i];
-        }
-        let mut fill = indptr.clone();
-        let mut slots = vec![(0u32, 0u32); indptr[nr]];
-        for (id, &(u, v)) in edges.iter().enumerate() {
-            slots[fill[u as usize]] = (v, id as u32);
-            fill[u as usize] += 1;
-            slots[fill[v as usize]] = (u, id as u32);
-            fill[v as usize] += 1;
-        }
-        for i in 0..nr {
-            slots[indptr[i]..indptr[i + 1]].sort_unstable();
-        }
-        Fabric {
-            nr,
-            indptr,
-            neighbour: slots.iter().map(|s| s.0).collect(),
-            link: slots.iter().map(|s| s.1).collect(),
-        }
+        let mut links = graph::incidence(nr, edges);
+        links.sort_rows();
+        Fabric { nr, links }
     }
 
     #[inline]
     fn around(&self, node: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let range = self.indptr[node as usize]..self.indptr[node as usize + 1];
-        self.neighbour[range.clone()]
-            .iter()
-            .copied()
-            .zip(self.link[range].iter().copied())
+        self.links.row(node as usize).iter().copied()
     }
 
     fn link_between(&self, a: u32, b: u32) -> Option<u32> {
-        let range = self.indptr[a as usize]..self.indptr[a as usize + 1];
-        let found = self.neighbour[range.clone()].binary_search(&b).ok()?;
-        Some(self.link[range.start + found])
+        let row = self.links.row(a as usize);
+        let found = row.binary_search_by_key(&b, |&(n, _)| n).ok()?;
+        Some(row[found].1)
     }
 
     /// Hop distances between all switch pairs, row-major (u8::MAX = unreachable).
@@ -549,14 +522,14 @@ fn commit_path(
 }
 
 /// Adjacency helper for tests and callers that want the layer as a graph.
-pub fn layer_adjacency(nr: usize, edges: &[(u32, u32)], mask: &[bool]) -> Adjacency {
+pub fn layer_adjacency(nr: usize, edges: &[(u32, u32)], mask: &[bool]) -> Csr<u32> {
     let kept: Vec<(u32, u32)> = edges
         .iter()
         .zip(mask)
         .filter(|(_, &keep)| keep)
         .map(|(&e, _)| e)
         .collect();
-    Adjacency::from_edges(nr, &kept)
+    graph::neighbours(nr, &kept)
 }
 
 #[cfg(test)]
@@ -625,7 +598,6 @@ mod tests {
     }
 }
 
-/// Python binding, kept beside the algorithm so `lib.rs` only registers it.
 pub mod python {
     use numpy::ndarray::Array2;
     use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -637,10 +609,10 @@ pub mod python {
     /// Returns `(masks, path_layer, path_offsets, path_nodes)`: `masks` bool[count, E] over the
     /// input links; chosen path p belongs to layer `path_layer[p]` and visits
     /// `path_nodes[path_offsets[p]:path_offsets[p + 1]]` in increasing permutation order.
-    #[pyfunction(name = "overlap_layers")]
+    #[pyfunction]
     #[pyo3(signature = (nr, edge_u, edge_v, permutations, paths_per_layer, seed, max_length=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    pub fn overlap_layers_py<'py>(
+    pub fn overlap_layers<'py>(
         py: Python<'py>,
         nr: usize,
         edge_u: PyReadonlyArray1<'py, i32>,
@@ -655,19 +627,8 @@ pub mod python {
         Bound<'py, PyArray1<i64>>,
         Bound<'py, PyArray1<i32>>,
     )> {
-        let (u, v) = (edge_u.as_slice()?, edge_v.as_slice()?);
-        if u.len() != v.len() {
-            return Err(PyValueError::new_err("edge_u and edge_v differ in length"));
-        }
-        let mut edges = Vec::with_capacity(u.len());
-        for (&a, &b) in u.iter().zip(v) {
-            if a < 0 || b < 0 || a as usize >= nr || b as usize >= nr || a == b {
-                return Err(PyValueError::new_err(format!(
-                    "edge ({a}, {b}) invalid for 0..{nr}"
-                )));
-            }
-            edges.push((a as u32, b as u32));
-        }
+        let edges = crate::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
+            .map_err(PyValueError::new_err)?;
         let perms = permutations.as_array();
         if perms.ncols() != nr {
             return Err(PyValueError::new_err(

@@ -5,53 +5,9 @@
 
 use rayon::prelude::*;
 
+use crate::graph::Csr;
+
 pub const UNREACHABLE: u8 = u8::MAX;
-
-/// Compressed adjacency of an undirected graph (both directions stored).
-pub struct Adjacency {
-    pub indptr: Vec<usize>,
-    pub indices: Vec<u32>,
-}
-
-impl Adjacency {
-    pub fn from_edges(nr: usize, edges: &[(u32, u32)]) -> Self {
-        let mut degree = vec![0usize; nr + 1];
-        for &(u, v) in edges {
-            degree[u as usize] += 1;
-            degree[v as usize] += 1;
-        }
-        let mut indptr = vec![0usize; nr + 1];
-        for i in 0..nr {
-            indptr[i + 1] = indptr[i] + degree[i];
-        }
-        let mut fill = indptr.clone();
-        let mut indices = vec![0u32; indptr[nr]];
-        for &(u, v) in edges {
-            indices[fill[u as usize]] = v;
-            fill[u as usize] += 1;
-            indices[fill[v as usize]] = u;
-            fill[v as usize] += 1;
-        }
-        // Sorted neighbour lists make results independent of edge input order.
-        for i in 0..nr {
-            indices[indptr[i]..indptr[i + 1]].sort_unstable();
-        }
-        Adjacency { indptr, indices }
-    }
-
-    #[inline]
-    pub fn neighbours(&self, node: usize) -> &[u32] {
-        &self.indices[self.indptr[node]..self.indptr[node + 1]]
-    }
-
-    pub fn len(&self) -> usize {
-        self.indptr.len() - 1
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// SplitMix64 finaliser: a cheap, well-mixed hash for seeded tie-breaking.
 #[inline]
@@ -71,7 +27,7 @@ fn tie_priority(seed: u64, switch: usize, neighbour: u32, destination: usize) ->
 /// paths. Ties between equal-cost neighbours are broken by a seeded hash of
 /// (switch, neighbour, destination) so that different destinations spread over different links.
 fn shortest_path_row(
-    adj: &Adjacency,
+    adj: &Csr<u32>,
     destination: usize,
     seed: u64,
     dist_row: &mut [u8],
@@ -93,7 +49,7 @@ fn shortest_path_row(
         let node = queue[head] as usize;
         head += 1;
         let next_dist = dist_row[node].saturating_add(1);
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             let nbu = nb as usize;
             if dist_row[nbu] == UNREACHABLE {
                 dist_row[nbu] = next_dist;
@@ -110,17 +66,23 @@ fn shortest_path_row(
     }
 }
 
+/// The order up*/down* routes follow: each switch's rank (0 is the top) and the switches sorted
+/// by rank.
+struct UpDownOrder<'a> {
+    rank: &'a [u32],
+    by_rank: Vec<u32>,
+}
+
 /// Up*/down* routing over the order `rank` (rank 0 is the top). A switch takes a purely
 /// downward (rank-increasing) path whenever one exists, otherwise it climbs to the upward
 /// neighbour with the shortest remaining route. Once a route turns down it never climbs again,
 /// so the channel dependency graph is acyclic (no down->up turn), and every pair is routed as
 /// long as every switch but the top has an upward neighbour.
 fn up_down_row(
-    adj: &Adjacency,
+    adj: &Csr<u32>,
     destination: usize,
     seed: u64,
-    rank: &[u32],
-    by_rank: &[u32],
+    UpDownOrder { rank, by_rank }: &UpDownOrder,
     dist_row: &mut [u8],
     next_row: &mut [i32],
     queue: &mut Vec<u32>,
@@ -136,7 +98,7 @@ fn up_down_row(
     while head < queue.len() {
         let node = queue[head] as usize;
         head += 1;
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             let nbu = nb as usize;
             if rank[nbu] < rank[node] && dist_row[nbu] == UNREACHABLE {
                 dist_row[nbu] = dist_row[node].saturating_add(1);
@@ -148,7 +110,7 @@ fn up_down_row(
         let node = node as usize;
         let want = dist_row[node] - 1;
         let mut best: Option<(u64, u32)> = None;
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             if rank[nb as usize] > rank[node] && dist_row[nb as usize] == want {
                 let prio = tie_priority(seed, node, nb, destination);
                 if best.is_none_or(|(p, _)| prio < p) {
@@ -166,7 +128,7 @@ fn up_down_row(
             continue;
         }
         let mut best: Option<(u8, u64, u32)> = None;
-        for &nb in adj.neighbours(node) {
+        for &nb in adj.row(node) {
             let nbu = nb as usize;
             if rank[nbu] < rank[node] && dist_row[nbu] != UNREACHABLE {
                 let key = (dist_row[nbu], tie_priority(seed, node, nb, destination));
@@ -183,34 +145,24 @@ fn up_down_row(
 }
 
 /// Returns (distance, next hop) matrices indexed [destination][switch], row-major.
-pub fn layer_forwarding(adj: &Adjacency, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
-    let nr = adj.len();
+pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
+    let nr = adj.n_rows();
     let mut dist = vec![UNREACHABLE; nr * nr];
     let mut next = vec![-1i32; nr * nr];
-    let by_rank: Vec<u32> = match rank {
-        Some(rank) => {
-            let mut order: Vec<u32> = (0..nr as u32).collect();
-            order.sort_by_key(|&n| rank[n as usize]);
-            order
-        }
-        None => Vec::new(),
-    };
+    let order = rank.map(|rank| {
+        let mut by_rank: Vec<u32> = (0..nr as u32).collect();
+        by_rank.sort_by_key(|&n| rank[n as usize]);
+        UpDownOrder { rank, by_rank }
+    });
     dist.par_chunks_mut(nr.max(1))
         .zip(next.par_chunks_mut(nr.max(1)))
         .enumerate()
         .for_each_init(
             || (Vec::with_capacity(nr), Vec::with_capacity(nr)),
-            |(queue, best), (destination, (dist_row, next_row))| match rank {
-                Some(rank) => up_down_row(
-                    adj,
-                    destination,
-                    seed,
-                    rank,
-                    &by_rank,
-                    dist_row,
-                    next_row,
-                    queue,
-                ),
+            |(queue, best), (destination, (dist_row, next_row))| match &order {
+                Some(order) => {
+                    up_down_row(adj, destination, seed, order, dist_row, next_row, queue)
+                }
                 None => shortest_path_row(adj, destination, seed, dist_row, next_row, queue, best),
             },
         );
@@ -221,9 +173,9 @@ pub fn layer_forwarding(adj: &Adjacency, seed: u64, rank: Option<&[u32]>) -> (Ve
 mod tests {
     use super::*;
 
-    fn ring(n: u32) -> Adjacency {
+    fn ring(n: u32) -> Csr<u32> {
         let edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
-        Adjacency::from_edges(n as usize, &edges)
+        crate::graph::neighbours(n as usize, &edges)
     }
 
     #[test]
@@ -271,7 +223,7 @@ mod tests {
                     assert!(nb >= 0, "no route {s}->{t}");
                     let nb = nb as usize;
                     let down = rank[nb] > rank[node];
-                    assert!(!(went_down && !down), "down->up turn on {s}->{t}");
+                    assert!(down || !went_down, "down->up turn on {s}->{t}");
                     went_down |= down;
                     node = nb;
                     hops += 1;
@@ -280,5 +232,49 @@ mod tests {
                 assert_eq!(hops as u8, dist[t * 7 + s]);
             }
         }
+    }
+}
+
+pub mod python {
+    use numpy::ndarray::Array2;
+    use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1};
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+
+    /// `(dist, next_hop)` as numpy arrays.
+    type ForwardingArrays<'py> = (Bound<'py, PyArray2<u8>>, Bound<'py, PyArray2<i32>>);
+
+    /// Per-layer forwarding tables.
+    ///
+    /// Returns `(dist, next_hop)`, both shaped `[destination, switch]`: `dist` as uint8 (255 =
+    /// unreachable), `next_hop` as int32 (-1 at the destination itself and where unreachable).
+    /// With `rank` given, routes are up*/down* over that order (deadlock-free); otherwise shortest.
+    #[pyfunction]
+    #[pyo3(signature = (nr, edge_u, edge_v, seed, rank=None))]
+    pub fn layer_forwarding<'py>(
+        py: Python<'py>,
+        nr: usize,
+        edge_u: PyReadonlyArray1<'py, i32>,
+        edge_v: PyReadonlyArray1<'py, i32>,
+        seed: u64,
+        rank: Option<PyReadonlyArray1<'py, i32>>,
+    ) -> PyResult<ForwardingArrays<'py>> {
+        let edges = crate::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
+            .map_err(PyValueError::new_err)?;
+        let rank_vec: Option<Vec<u32>> = match rank {
+            Some(r) => {
+                let r = r.as_slice()?;
+                if r.len() != nr {
+                    return Err(PyValueError::new_err("rank must have one entry per switch"));
+                }
+                Some(r.iter().map(|&x| x as u32).collect())
+            }
+            None => None,
+        };
+        let adj = crate::graph::neighbours(nr, &edges);
+        let (dist, next) = py.detach(|| super::layer_forwarding(&adj, seed, rank_vec.as_deref()));
+        let dist = Array2::from_shape_vec((nr, nr), dist).expect("shape");
+        let next = Array2::from_shape_vec((nr, nr), next).expect("shape");
+        Ok((dist.into_pyarray(py), next.into_pyarray(py)))
     }
 }

@@ -1,9 +1,9 @@
 //! Run parameters shared by the engine and the transports.
 
-use super::events::Time;
+use super::packet::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
+pub enum TransportKind {
     /// Receiver-driven NDP: full first window, trimming switches, paced pulls.
     Ndp,
     /// TCP NewReno over tail-drop queues.
@@ -12,12 +12,12 @@ pub enum Transport {
     Dctcp,
 }
 
-impl Transport {
+impl TransportKind {
     pub fn parse(name: &str) -> Option<Self> {
         match name {
-            "ndp" => Some(Transport::Ndp),
-            "tcp" => Some(Transport::Tcp),
-            "dctcp" => Some(Transport::Dctcp),
+            "ndp" => Some(TransportKind::Ndp),
+            "tcp" => Some(TransportKind::Tcp),
+            "dctcp" => Some(TransportKind::Dctcp),
             _ => None,
         }
     }
@@ -49,7 +49,7 @@ impl LoadBalancing {
 
 #[derive(Clone, Debug)]
 pub struct SimConfig {
-    pub transport: Transport,
+    pub transport: TransportKind,
     pub load_balancing: LoadBalancing,
     /// Payload bytes of a full data packet (htsim's `-mtu`).
     pub mtu: u32,
@@ -75,7 +75,7 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
-            transport: Transport::Ndp,
+            transport: TransportKind::Ndp,
             load_balancing: LoadBalancing::Spray,
             mtu: 9000,
             header: 64,

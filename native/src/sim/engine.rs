@@ -1,4 +1,6 @@
-//! The engine: packets, flows, output queues, forwarding and event dispatch.
+//! The engine: the event loop, and the datapath it drives (packets, flows, output queues,
+//! forwarding). Transports plug in through `transport::Transport` and see the datapath only
+//! through `transport::Host`.
 //!
 //! Packets live in an arena and move around as u32 indices; queues are ring buffers of those
 //! indices. A port schedules a `TxDone` only while it has a backlog: a packet that finds its
@@ -6,78 +8,36 @@
 
 use std::collections::VecDeque;
 
-use super::config::{LoadBalancing, SimConfig, Transport};
-use super::events::{EventKind, EventQueue, Time};
-use super::ndp::NdpState;
+use super::config::{LoadBalancing, SimConfig, TransportKind};
+use super::events::{EventKind, EventQueue};
+use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec};
+use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::random::SimRng;
-use super::tcp::TcpState;
-
-pub const NO_TIME: Time = u64::MAX;
+use super::tcp::Tcp;
+use super::transport::{Host, Transport};
 
 /// How many events ahead `prefetch_ahead` looks; about one cache-miss latency of work.
 const PREFETCH_DISTANCE: usize = 4;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum PacketKind {
-    Data,
-    Ack,
-    Nack,
-    Pull,
-}
-
-pub mod flags {
-    /// Payload cut off by a full queue; only the header travels on.
-    pub const TRIMMED: u8 = 1;
-    /// Congestion experienced: set by a switch queue above the ECN threshold.
-    pub const ECN_CE: u8 = 2;
-    /// ECN echo on an ACK.
-    pub const ECE: u8 = 4;
-    /// An NDP ACK or NACK that also carries a pull.
-    pub const PULL: u8 = 8;
-    /// An NDP NACK asking the source to move the flow to another layer (FatPaths).
-    pub const NEW_LAYER: u8 = 16;
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Packet {
-    /// When the source sent the data packet (echoed on ACKs for RTT estimation).
-    pub sent_at: Time,
-    pub flow: u32,
-    /// Packet number within the flow.
-    pub seq: u32,
-    /// NDP: cumulative pull number. TCP ACK: cumulative ACK (next packet expected).
-    pub aux: u32,
-    /// Per-switch hashing input that selects among equal-cost next hops.
-    pub entropy: u32,
-    /// Destination host.
-    pub dst: u32,
-    /// Bytes on the wire.
-    pub size: u32,
-    pub kind: PacketKind,
-    pub flags: u8,
-    pub layer: u8,
-}
-
 /// A queue entry carries the packet's size so that serving a queue never has to touch the
 /// packet itself (the arena is large and cold; the queue's ring buffer is hot).
 #[derive(Clone, Copy, Debug)]
-pub struct Queued {
-    pub pkt: u32,
-    pub size: u32,
+struct Queued {
+    pkt: u32,
+    size: u32,
 }
 
 #[derive(Default)]
-pub struct PortState {
+struct PortState {
     /// Data packets.
-    pub low: VecDeque<Queued>,
+    low: VecDeque<Queued>,
     /// NDP control packets and trimmed headers, served first.
-    pub high: VecDeque<Queued>,
-    pub low_bytes: u64,
-    pub high_bytes: u64,
-    pub busy_until: Time,
-    pub wake_pending: bool,
+    high: VecDeque<Queued>,
+    low_bytes: u64,
+    high_bytes: u64,
+    busy_until: Time,
+    wake_pending: bool,
 }
 
 /// A flow's description, its path-choice state and its outcome.
@@ -132,28 +92,34 @@ pub struct Counters {
     pub flows_finished: u64,
 }
 
+/// A simulation of one workload on one fabric.
 pub struct Simulator {
-    pub cfg: SimConfig,
-    pub nr: u32,
-    n_links: u32,
-    pub host_switch: Vec<u32>,
-    pub ports: Vec<PortSpec>,
-    pub port_state: Vec<PortState>,
-    pub fib: ForwardingTable,
-    queue_cap_bytes: u64,
-    trimming: bool,
-    pub packets: Vec<Packet>,
-    free_packets: Vec<u32>,
-    pub flows: Vec<FlowRecord>,
-    pub events: EventQueue,
-    pub now: Time,
-    pub rng: SimRng,
-    pub counters: Counters,
-    pub ndp: NdpState,
-    pub tcp: TcpState,
+    net: Datapath,
+    transport: Box<dyn Transport<Datapath>>,
     /// Started flows whose sender has not finished; scanned for retransmission timeouts.
     active: Vec<u32>,
     rto_scan_pending: bool,
+}
+
+/// Hosts' NICs, switch queues, links and forwarding, with the packets and flows they carry.
+/// Transports reach it only through its `Host` implementation.
+pub struct Datapath {
+    cfg: SimConfig,
+    nr: u32,
+    n_links: u32,
+    host_switch: Vec<u32>,
+    ports: Vec<PortSpec>,
+    port_state: Vec<PortState>,
+    fib: ForwardingTable,
+    queue_cap_bytes: u64,
+    trimming: bool,
+    packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    flows: Vec<FlowRecord>,
+    events: EventQueue,
+    now: Time,
+    rng: SimRng,
+    counters: Counters,
 }
 
 /// One flow of the workload.
@@ -172,6 +138,19 @@ fn hash32(mut x: u32) -> u32 {
     x ^= x >> 15;
     x = x.wrapping_mul(0x846C_A68B);
     x ^ (x >> 16)
+}
+
+/// The one place a transport is chosen; a new transport adds its arm here.
+fn transport_for(
+    kind: TransportKind,
+    n_flows: usize,
+    n_hosts: usize,
+) -> Box<dyn Transport<Datapath>> {
+    match kind {
+        TransportKind::Ndp => Box::new(Ndp::new(n_flows, n_hosts)),
+        TransportKind::Tcp => Box::new(Tcp::new(n_flows, false)),
+        TransportKind::Dctcp => Box::new(Tcp::new(n_flows, true)),
+    }
 }
 
 impl Simulator {
@@ -234,16 +213,11 @@ impl Simulator {
             events.push(f.start, EventKind::FlowStart, i as u32, 0);
         }
         let n_flows = records.len();
-        Ok(Simulator {
+        let transport = transport_for(cfg.transport, n_flows, spec.n_hosts());
+        let net = Datapath {
             queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
-            trimming: cfg.transport == Transport::Ndp,
+            trimming: transport.trims(),
             rng: SimRng::new(cfg.seed),
-            ndp: NdpState::new(n_flows, spec.n_hosts()),
-            tcp: TcpState::new(if cfg.transport == Transport::Ndp {
-                0
-            } else {
-                n_flows
-            }),
             cfg,
             nr: spec.n_switches as u32,
             n_links: spec.n_links() as u32,
@@ -257,6 +231,10 @@ impl Simulator {
             events,
             now: 0,
             counters: Counters::default(),
+        };
+        Ok(Simulator {
+            net,
+            transport,
             active: Vec::new(),
             rto_scan_pending: false,
         })
@@ -264,19 +242,27 @@ impl Simulator {
 
     /// Runs every event up to and including `horizon`; returns whether events remain.
     pub fn run_until(&mut self, horizon: Time) -> bool {
-        while let Some(t) = self.events.peek_time() {
+        while let Some(t) = self.net.events.peek_time() {
             if t > horizon {
-                self.now = self.now.max(horizon);
+                self.net.now = self.net.now.max(horizon);
                 return true;
             }
-            let ev = self.events.pop().expect("peeked");
-            self.prefetch_ahead();
-            self.now = ev.time;
-            self.counters.events += 1;
+            let ev = self.net.events.pop().expect("peeked");
+            self.net.prefetch_ahead();
+            self.net.now = ev.time;
+            self.net.counters.events += 1;
             match ev.kind() {
-                EventKind::Arrive => self.arrive(ev.a, ev.b),
-                EventKind::TxDone => self.tx_done(ev.a),
-                EventKind::PacerTick => self.ndp_pacer_tick(ev.a),
+                EventKind::Arrive => {
+                    if let Some(p) = self.net.arrive(ev.a, ev.b) {
+                        if p.kind == PacketKind::Data {
+                            self.transport.on_data(&mut self.net, p);
+                        } else {
+                            self.transport.on_feedback(&mut self.net, p);
+                        }
+                    }
+                }
+                EventKind::TxDone => self.net.tx_done(ev.a),
+                EventKind::Timer => self.transport.on_timer(&mut self.net, ev.a),
                 EventKind::FlowStart => self.start_flow(ev.a),
                 EventKind::RtoScan => self.rto_scan(),
             }
@@ -284,6 +270,74 @@ impl Simulator {
         false
     }
 
+    pub fn now(&self) -> Time {
+        self.net.now
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.net.counters
+    }
+
+    pub fn flows(&self) -> &[FlowRecord] {
+        &self.net.flows
+    }
+
+    /// Payload bytes of data packets still inside the network (queued or on a wire).
+    pub fn payload_in_network(&self) -> u64 {
+        self.net.payload_in_network()
+    }
+
+    /// The most events that were pending at once.
+    pub fn peak_pending_events(&self) -> usize {
+        self.net.events.peak_len
+    }
+
+    /// Packet slots allocated: the most packets that were in the network at once.
+    pub fn packet_arena(&self) -> usize {
+        self.net.packets.len()
+    }
+
+    pub fn forwarding_table_bytes(&self) -> usize {
+        self.net.fib.memory_bytes()
+    }
+
+    // ---- flows ---------------------------------------------------------------------------
+
+    fn start_flow(&mut self, f: u32) {
+        self.net.counters.flows_started += 1;
+        self.active.push(f);
+        if !self.rto_scan_pending {
+            self.rto_scan_pending = true;
+            let at = self.net.now + self.rto_scan_period();
+            self.net.events.push(at, EventKind::RtoScan, 0, 0);
+        }
+        self.transport.start(&mut self.net, f as usize);
+    }
+
+    fn rto_scan_period(&self) -> Time {
+        (self.net.cfg.min_rto / 4).max(1)
+    }
+
+    fn rto_scan(&mut self) {
+        let mut active = std::mem::take(&mut self.active);
+        active.retain(|&f| !self.net.sender_done(f as usize));
+        for &f in &active {
+            self.transport.check_timeout(&mut self.net, f as usize);
+        }
+        active.retain(|&f| !self.net.sender_done(f as usize));
+        // Flows may have started during the scan; keep both.
+        active.append(&mut self.active);
+        self.active = active;
+        if self.active.is_empty() {
+            self.rto_scan_pending = false;
+        } else {
+            let at = self.net.now + self.rto_scan_period();
+            self.net.events.push(at, EventKind::RtoScan, 0, 0);
+        }
+    }
+}
+
+impl Datapath {
     /// Starts loading what an event a few places ahead will touch (its packet or its port):
     /// the arena and port tables are far larger than the caches, and the calendar queue's
     /// current bucket already knows which events come next.
@@ -307,7 +361,7 @@ impl Simulator {
     // ---- packets -------------------------------------------------------------------------
 
     #[inline]
-    pub fn alloc_packet(&mut self, p: Packet) -> u32 {
+    fn alloc_packet(&mut self, p: Packet) -> u32 {
         match self.free_packets.pop() {
             Some(i) => {
                 self.packets[i as usize] = p;
@@ -321,18 +375,18 @@ impl Simulator {
     }
 
     #[inline]
-    pub fn free_packet(&mut self, i: u32) {
+    fn free_packet(&mut self, i: u32) {
         self.free_packets.push(i);
     }
 
     #[inline]
-    pub fn payload_of(&self, p: &Packet) -> u64 {
+    fn payload_of(&self, p: &Packet) -> u64 {
         (p.size - self.cfg.header) as u64
     }
 
     /// Payload bytes of data packet `seq` of flow `f`.
     #[inline]
-    pub fn payload_bytes(&self, f: usize, seq: u32) -> u32 {
+    fn payload_bytes(&self, f: usize, seq: u32) -> u32 {
         let fl = &self.flows[f];
         if seq + 1 == fl.n_packets {
             fl.last_payload
@@ -341,8 +395,7 @@ impl Simulator {
         }
     }
 
-    /// Payload bytes of data packets still inside the network (queued or on a wire).
-    pub fn payload_in_network(&self) -> u64 {
+    fn payload_in_network(&self) -> u64 {
         let mut free = vec![false; self.packets.len()];
         for &i in &self.free_packets {
             free[i as usize] = true;
@@ -358,7 +411,7 @@ impl Simulator {
     // ---- hosts ---------------------------------------------------------------------------
 
     #[inline]
-    pub(crate) fn host_nic_port(&self, host: u32) -> u32 {
+    fn host_nic_port(&self, host: u32) -> u32 {
         2 * self.n_links + 2 * host
     }
 
@@ -368,7 +421,7 @@ impl Simulator {
     }
 
     /// Hands a packet to the source host's NIC.
-    pub fn send_from_host(&mut self, host: u32, pkt: u32) {
+    fn send_from_host(&mut self, host: u32, pkt: u32) {
         let p = self.packets[pkt as usize];
         if p.kind == PacketKind::Data {
             self.counters.data_packets_sent += 1;
@@ -381,7 +434,7 @@ impl Simulator {
 
     /// Builds data packet `seq` of flow `f` on the flow's current path and hands it to the
     /// source NIC; both window-based transports send through here.
-    pub fn transmit_data(&mut self, f: usize, seq: u32, is_rtx: bool) {
+    fn transmit_data(&mut self, f: usize, seq: u32, is_rtx: bool) {
         let (layer, entropy) = self.data_path(f);
         let fl = &mut self.flows[f];
         fl.packets_sent += 1;
@@ -406,7 +459,7 @@ impl Simulator {
     }
 
     /// Layer and entropy for the next data packet of flow `f`; starts flowlets.
-    pub fn data_path(&mut self, f: usize) -> (u8, u32) {
+    fn data_path(&mut self, f: usize) -> (u8, u32) {
         let now = self.now;
         let gap = self.cfg.flowlet_gap;
         let lb = self.cfg.load_balancing;
@@ -451,7 +504,7 @@ impl Simulator {
     }
 
     /// Layer and entropy for feedback travelling back to the source of flow `f`.
-    pub fn feedback_path(&mut self, f: usize, data_layer: u8) -> (u8, u32) {
+    fn feedback_path(&mut self, f: usize, data_layer: u8) -> (u8, u32) {
         match self.cfg.load_balancing {
             LoadBalancing::Spray => (data_layer, self.rng.next_u32()),
             _ => (data_layer, hash32(self.flows[f].entropy ^ 0xFEED_BACC)),
@@ -459,7 +512,7 @@ impl Simulator {
     }
 
     /// FatPaths reaction to congestion on the current layer: move the flow to another one.
-    pub fn change_layer(&mut self, f: usize) {
+    fn change_layer(&mut self, f: usize) {
         let layers = &self.cfg.fatpaths_layers;
         if layers.len() < 2 {
             return;
@@ -476,22 +529,18 @@ impl Simulator {
 
     // ---- switching -----------------------------------------------------------------------
 
-    fn arrive(&mut self, pkt: u32, port: u32) {
+    /// A packet reached the far end of `port`: forwarded by a switch, or taken out of the
+    /// network and returned when it reached a host.
+    #[inline]
+    fn arrive(&mut self, pkt: u32, port: u32) -> Option<Packet> {
         let node = self.ports[port as usize].to;
         if node >= self.nr {
-            self.deliver(pkt);
+            let p = self.packets[pkt as usize];
+            self.free_packet(pkt);
+            Some(p)
         } else {
             self.forward(pkt, node);
-        }
-    }
-
-    fn deliver(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize];
-        match (self.cfg.transport, p.kind) {
-            (Transport::Ndp, PacketKind::Data) => self.ndp_on_data(pkt),
-            (Transport::Ndp, _) => self.ndp_on_feedback(pkt),
-            (_, PacketKind::Data) => self.tcp_on_data(pkt),
-            (_, _) => self.tcp_on_ack(pkt),
+            None
         }
     }
 
@@ -659,49 +708,96 @@ impl Simulator {
 
     // ---- flows ---------------------------------------------------------------------------
 
-    fn start_flow(&mut self, f: u32) {
-        self.counters.flows_started += 1;
-        self.active.push(f);
-        if !self.rto_scan_pending {
-            self.rto_scan_pending = true;
-            self.events
-                .push(self.now + self.rto_scan_period(), EventKind::RtoScan, 0, 0);
-        }
-        match self.cfg.transport {
-            Transport::Ndp => self.ndp_start(f as usize),
-            Transport::Tcp | Transport::Dctcp => self.tcp_start(f as usize),
-        }
-    }
-
-    pub fn flow_finished_at_receiver(&mut self, f: usize) {
+    fn flow_finished_at_receiver(&mut self, f: usize) {
         if self.flows[f].finish == NO_TIME {
             self.flows[f].finish = self.now;
             self.counters.flows_finished += 1;
         }
     }
+}
 
-    fn rto_scan_period(&self) -> Time {
-        (self.cfg.min_rto / 4).max(1)
+impl Host for Datapath {
+    #[inline]
+    fn now(&self) -> Time {
+        self.now
     }
 
-    fn rto_scan(&mut self) {
-        let mut active = std::mem::take(&mut self.active);
-        active.retain(|&f| self.flows[f as usize].sender_done == NO_TIME);
-        for &f in &active {
-            match self.cfg.transport {
-                Transport::Ndp => self.ndp_check_timeout(f as usize),
-                Transport::Tcp | Transport::Dctcp => self.tcp_check_timeout(f as usize),
-            }
-        }
-        active.retain(|&f| self.flows[f as usize].sender_done == NO_TIME);
-        // Flows may have started during the scan; keep both.
-        active.append(&mut self.active);
-        self.active = active;
-        if self.active.is_empty() {
-            self.rto_scan_pending = false;
-        } else {
-            self.events
-                .push(self.now + self.rto_scan_period(), EventKind::RtoScan, 0, 0);
-        }
+    #[inline]
+    fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    #[inline]
+    fn n_packets(&self, flow: usize) -> u32 {
+        self.flows[flow].n_packets
+    }
+
+    #[inline]
+    fn endpoints(&self, flow: usize) -> (u32, u32) {
+        (self.flows[flow].src, self.flows[flow].dst)
+    }
+
+    #[inline]
+    fn received_all(&self, flow: usize) -> bool {
+        self.flows[flow].finish != NO_TIME
+    }
+
+    #[inline]
+    fn sender_done(&self, flow: usize) -> bool {
+        self.flows[flow].sender_done != NO_TIME
+    }
+
+    fn finish_at_receiver(&mut self, flow: usize) {
+        self.flow_finished_at_receiver(flow);
+    }
+
+    fn finish_at_sender(&mut self, flow: usize) {
+        self.flows[flow].sender_done = self.now;
+    }
+
+    #[inline]
+    fn send_data(&mut self, flow: usize, seq: u32, is_rtx: bool) {
+        self.transmit_data(flow, seq, is_rtx);
+    }
+
+    #[inline]
+    fn send(&mut self, host: u32, packet: Packet) {
+        let pkt = self.alloc_packet(packet);
+        self.send_from_host(host, pkt);
+    }
+
+    #[inline]
+    fn feedback_path(&mut self, flow: usize, data_layer: u8) -> (u8, u32) {
+        Datapath::feedback_path(self, flow, data_layer)
+    }
+
+    fn change_layer(&mut self, flow: usize) {
+        Datapath::change_layer(self, flow);
+    }
+
+    #[inline]
+    fn count_delivered(&mut self, packet: &Packet) {
+        let payload = self.payload_of(packet);
+        self.counters.payload_delivered += payload;
+        self.flows[packet.flow as usize].delivered += payload;
+    }
+
+    #[inline]
+    fn count_duplicate(&mut self, packet: &Packet) {
+        self.counters.payload_duplicate += self.payload_of(packet);
+    }
+
+    fn count_timeout(&mut self) {
+        self.counters.timeouts += 1;
+    }
+
+    #[inline]
+    fn set_timer(&mut self, at: Time, operand: u32) {
+        self.events.push(at, EventKind::Timer, operand, 0);
+    }
+
+    #[inline]
+    fn nic_serialisation(&self, host: u32, bytes: u32) -> Time {
+        self.ports[self.host_nic_port(host) as usize].serialisation(bytes)
     }
 }

@@ -7,8 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// Simulated time in picoseconds.
-pub type Time = u64;
+use super::packet::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -19,8 +18,8 @@ pub enum EventKind {
     TxDone = 1,
     /// A packet reached the far end of a link (`a` = packet, `b` = port it crossed).
     Arrive = 2,
-    /// A receiver's pull pacer may release its next pull (`a` = host).
-    PacerTick = 3,
+    /// A timer a transport set (`a` = its operand, e.g. the host whose pull pacer is due).
+    Timer = 3,
     /// Periodic retransmission-timeout scan over active senders.
     RtoScan = 4,
 }
@@ -32,7 +31,7 @@ impl EventKind {
             0 => EventKind::FlowStart,
             1 => EventKind::TxDone,
             2 => EventKind::Arrive,
-            3 => EventKind::PacerTick,
+            3 => EventKind::Timer,
             _ => EventKind::RtoScan,
         }
     }
@@ -253,7 +252,7 @@ mod tests {
         q.push(30, EventKind::TxDone, 1, 0);
         q.push(10, EventKind::Arrive, 2, 0);
         q.push(10, EventKind::FlowStart, 3, 0);
-        q.push(20, EventKind::PacerTick, 4, 0);
+        q.push(20, EventKind::Timer, 4, 0);
         let order: Vec<(u64, u32, EventKind)> = std::iter::from_fn(|| q.pop())
             .map(|e| (e.time, e.a, e.kind()))
             .collect();
@@ -262,7 +261,7 @@ mod tests {
             vec![
                 (10, 2, EventKind::Arrive),
                 (10, 3, EventKind::FlowStart),
-                (20, 4, EventKind::PacerTick),
+                (20, 4, EventKind::Timer),
                 (30, 1, EventKind::TxDone)
             ]
         );

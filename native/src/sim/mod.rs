@@ -7,18 +7,22 @@
 //! that `fatpaths compile` writes, so a simulated packet takes exactly the paths a real switch
 //! would.
 //!
-//! Layout: `events` (the event queue), `network` (ports and forwarding candidates), `engine`
-//! (packets, flows, queues and dispatch), `ndp` and `tcp` (transports, TCP covering NewReno and
-//! DCTCP), `python` (the small PyO3 surface).
+//! Layout, each module using only those listed before it: `packet` (packets and time),
+//! `random`, `config`, `events` (the event queue), `network` (ports and forwarding candidates),
+//! `transport` (the `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP covering
+//! NewReno and DCTCP), `engine` (the datapath and the event loop), `python` (the small PyO3
+//! surface).
 
 pub mod config;
 pub mod engine;
 pub mod events;
 pub mod ndp;
 pub mod network;
+pub mod packet;
 pub mod python;
 pub mod random;
 pub mod tcp;
+pub mod transport;
 
 #[cfg(test)]
 mod tests;

@@ -8,8 +8,8 @@
 use std::collections::VecDeque;
 
 use super::config::LoadBalancing;
-use super::engine::{flags, Packet, PacketKind, Simulator, NO_TIME};
-use super::events::{EventKind, Time};
+use super::packet::{flags, Packet, PacketKind, Time};
+use super::transport::{Host, Transport};
 
 const UNSENT: u8 = 0;
 const IN_FLIGHT: u8 = 1;
@@ -17,7 +17,7 @@ const ACKED: u8 = 2;
 const QUEUED: u8 = 3;
 
 #[derive(Default)]
-pub struct NdpFlow {
+struct NdpFlow {
     // source side
     next_new: u32,
     acked: u32,
@@ -34,51 +34,41 @@ pub struct NdpFlow {
 }
 
 #[derive(Default)]
-pub struct PullPacer {
+struct PullPacer {
     queue: VecDeque<(u32, u32)>,
     last_pull: Option<Time>,
     tick_pending: bool,
 }
 
-pub struct NdpState {
-    pub flows: Vec<NdpFlow>,
-    pub pacers: Vec<PullPacer>,
+/// NDP's sources and receivers: per-flow state and one pull pacer per receiving host.
+pub struct Ndp {
+    flows: Vec<NdpFlow>,
+    pacers: Vec<PullPacer>,
 }
 
-impl NdpState {
+impl Ndp {
     pub fn new(n_flows: usize, n_hosts: usize) -> Self {
-        NdpState {
+        Ndp {
             flows: (0..n_flows).map(|_| NdpFlow::default()).collect(),
             pacers: (0..n_hosts).map(|_| PullPacer::default()).collect(),
         }
     }
 }
 
-impl Simulator {
+impl Ndp {
     /// Spacing of one full packet at the receiver's NIC rate, slowed by the pull-rate factor
     /// so that pulled data never quite fills the last hop.
-    fn pull_spacing(&self, host: u32) -> Time {
-        let nic = &self.ports[self.host_nic_port(host) as usize];
-        let full = nic.serialisation(self.cfg.mtu + self.cfg.header) as f64;
-        (full / self.cfg.pull_rate).round() as Time
-    }
-
-    pub(super) fn ndp_start(&mut self, f: usize) {
-        let n = self.flows[f].n_packets;
-        let st = &mut self.ndp.flows[f];
-        st.state = vec![UNSENT; n as usize];
-        st.received = vec![0; (n as usize).div_ceil(64)];
-        st.last_progress = self.now;
-        for _ in 0..self.cfg.initial_window.min(n) {
-            self.ndp_send_packet(f);
-        }
+    fn pull_spacing(host: &impl Host, receiver: u32) -> Time {
+        let cfg = host.config();
+        let full = host.nic_serialisation(receiver, cfg.mtu + cfg.header) as f64;
+        (full / cfg.pull_rate).round() as Time
     }
 
     /// Sends the next packet of flow `f`: a queued retransmission first, else new data.
     /// Returns false when there is nothing to send.
-    fn ndp_send_packet(&mut self, f: usize) -> bool {
-        let n = self.flows[f].n_packets;
-        let st = &mut self.ndp.flows[f];
+    fn send_packet(&mut self, host: &mut impl Host, f: usize) -> bool {
+        let n = host.n_packets(f);
+        let st = &mut self.flows[f];
         let (seq, is_rtx) = loop {
             if let Some(q) = st.rtx.pop_front() {
                 if st.state[q as usize] == QUEUED {
@@ -92,93 +82,31 @@ impl Simulator {
             }
         };
         st.state[seq as usize] = IN_FLIGHT;
-        self.transmit_data(f, seq, is_rtx);
+        host.send_data(f, seq, is_rtx);
         true
     }
 
-    fn ndp_pull_packets(&mut self, f: usize, pull_no: u32) {
-        let st = &mut self.ndp.flows[f];
+    fn pull_packets(&mut self, host: &mut impl Host, f: usize, pull_no: u32) {
+        let st = &mut self.flows[f];
         st.max_pull = st.max_pull.max(pull_no);
-        while self.ndp.flows[f].last_pull < self.ndp.flows[f].max_pull {
-            if !self.ndp_send_packet(f) {
+        while self.flows[f].last_pull < self.flows[f].max_pull {
+            if !self.send_packet(host, f) {
                 break;
             }
-            self.ndp.flows[f].last_pull += 1;
-        }
-    }
-
-    pub(super) fn ndp_on_data(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize];
-        self.free_packet(pkt);
-        let f = p.flow as usize;
-        let fl = &self.flows[f];
-        if fl.finish != NO_TIME && p.flags & flags::TRIMMED == 0 {
-            // A late duplicate of a flow that is already complete.
-            self.counters.payload_duplicate += self.payload_of(&p);
-            return;
-        }
-        let (src, dst) = (fl.src, fl.dst);
-        self.ndp.flows[f].last_layer = p.layer;
-        let (layer, entropy) = self.feedback_path(f, p.layer);
-        let mut reply = Packet {
-            sent_at: p.sent_at,
-            flow: p.flow,
-            seq: p.seq,
-            aux: 0,
-            entropy,
-            dst: src,
-            size: self.cfg.header,
-            kind: PacketKind::Ack,
-            flags: 0,
-            layer,
-        };
-        if p.flags & flags::TRIMMED != 0 {
-            reply.kind = PacketKind::Nack;
-            if self.cfg.load_balancing == LoadBalancing::FatPaths {
-                reply.flags |= flags::NEW_LAYER;
-            }
-            if self.flows[f].finish != NO_TIME {
-                let r = self.alloc_packet(reply);
-                self.send_from_host(dst, r);
-                return;
-            }
-            self.ndp_request_pull(f, dst, reply);
-            return;
-        }
-        let st = &mut self.ndp.flows[f];
-        let (word, bit) = (p.seq as usize / 64, 1u64 << (p.seq % 64));
-        if st.received[word] & bit == 0 {
-            st.received[word] |= bit;
-            st.received_count += 1;
-            self.counters.payload_delivered += self.payload_of(&p);
-            self.flows[f].delivered += self.payload_of(&p);
-        } else {
-            self.counters.payload_duplicate += self.payload_of(&p);
-        }
-        if p.flags & flags::ECN_CE != 0 {
-            reply.flags |= flags::ECE;
-        }
-        if self.ndp.flows[f].received_count == self.flows[f].n_packets {
-            self.flow_finished_at_receiver(f);
-            // Everything is here: no more pulls for this flow.
-            self.ndp.flows[f].received = Vec::new();
-            let r = self.alloc_packet(reply);
-            self.send_from_host(dst, r);
-        } else {
-            self.ndp_request_pull(f, dst, reply);
+            self.flows[f].last_pull += 1;
         }
     }
 
     /// Sends an ACK or NACK that earns the source one pull: piggybacked when the pacer is
     /// idle and due, otherwise queued as a separate PULL behind the other flows' pulls.
-    fn ndp_request_pull(&mut self, f: usize, host: u32, mut reply: Packet) {
-        let spacing = self.pull_spacing(host);
-        let now = self.now;
-        let st = &mut self.ndp.flows[f];
+    fn request_pull(&mut self, host: &mut impl Host, f: usize, receiver: u32, mut reply: Packet) {
+        let spacing = Self::pull_spacing(host, receiver);
+        let now = host.now();
+        let st = &mut self.flows[f];
         st.pull_no += 1;
         reply.aux = st.pull_no;
         let pull_no = st.pull_no;
-        let pacer = &mut self.ndp.pacers[host as usize];
+        let pacer = &mut self.pacers[receiver as usize];
         let due = pacer.last_pull.is_none_or(|t| now >= t + spacing);
         if pacer.queue.is_empty() && !pacer.tick_pending && due {
             reply.flags |= flags::PULL;
@@ -188,74 +116,107 @@ impl Simulator {
             if !pacer.tick_pending {
                 pacer.tick_pending = true;
                 let at = pacer.last_pull.map_or(now, |t| (t + spacing).max(now));
-                self.events.push(at, EventKind::PacerTick, host, 0);
+                host.set_timer(at, receiver);
             }
         }
-        let r = self.alloc_packet(reply);
-        self.send_from_host(host, r);
+        host.send(receiver, reply);
+    }
+}
+
+impl<H: Host> Transport<H> for Ndp {
+    fn trims(&self) -> bool {
+        true
     }
 
-    pub(super) fn ndp_pacer_tick(&mut self, host: u32) {
-        let spacing = self.pull_spacing(host);
-        let pacer = &mut self.ndp.pacers[host as usize];
-        pacer.tick_pending = false;
-        while let Some((f, pull_no)) = self.ndp.pacers[host as usize].queue.pop_front() {
-            if self.flows[f as usize].finish != NO_TIME {
-                continue;
-            }
-            let src = self.flows[f as usize].src;
-            let data_layer = self.ndp.flows[f as usize].last_layer;
-            let (layer, entropy) = self.feedback_path(f as usize, data_layer);
-            let pull = self.alloc_packet(Packet {
-                sent_at: self.now,
-                flow: f,
-                seq: 0,
-                aux: pull_no,
-                entropy,
-                dst: src,
-                size: self.cfg.header,
-                kind: PacketKind::Pull,
-                flags: 0,
-                layer,
-            });
-            self.send_from_host(host, pull);
-            self.ndp.pacers[host as usize].last_pull = Some(self.now);
-            break;
-        }
-        let pacer = &mut self.ndp.pacers[host as usize];
-        if !pacer.queue.is_empty() {
-            pacer.tick_pending = true;
-            self.events
-                .push(self.now + spacing, EventKind::PacerTick, host, 0);
+    fn start(&mut self, host: &mut H, f: usize) {
+        let n = host.n_packets(f);
+        let st = &mut self.flows[f];
+        st.state = vec![UNSENT; n as usize];
+        st.received = vec![0; (n as usize).div_ceil(64)];
+        st.last_progress = host.now();
+        for _ in 0..host.config().initial_window.min(n) {
+            self.send_packet(host, f);
         }
     }
 
-    pub(super) fn ndp_on_feedback(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize];
-        self.free_packet(pkt);
+    fn on_data(&mut self, host: &mut H, p: Packet) {
         let f = p.flow as usize;
-        if self.flows[f].sender_done != NO_TIME {
+        if host.received_all(f) && p.flags & flags::TRIMMED == 0 {
+            // A late duplicate of a flow that is already complete.
+            host.count_duplicate(&p);
             return;
         }
-        let now = self.now;
-        let st = &mut self.ndp.flows[f];
-        st.last_progress = now;
+        let (src, dst) = host.endpoints(f);
+        self.flows[f].last_layer = p.layer;
+        let (layer, entropy) = host.feedback_path(f, p.layer);
+        let mut reply = Packet {
+            sent_at: p.sent_at,
+            flow: p.flow,
+            seq: p.seq,
+            aux: 0,
+            entropy,
+            dst: src,
+            size: host.config().header,
+            kind: PacketKind::Ack,
+            flags: 0,
+            layer,
+        };
+        if p.flags & flags::TRIMMED != 0 {
+            reply.kind = PacketKind::Nack;
+            if host.config().load_balancing == LoadBalancing::FatPaths {
+                reply.flags |= flags::NEW_LAYER;
+            }
+            if host.received_all(f) {
+                host.send(dst, reply);
+                return;
+            }
+            self.request_pull(host, f, dst, reply);
+            return;
+        }
+        let st = &mut self.flows[f];
+        let (word, bit) = (p.seq as usize / 64, 1u64 << (p.seq % 64));
+        if st.received[word] & bit == 0 {
+            st.received[word] |= bit;
+            st.received_count += 1;
+            host.count_delivered(&p);
+        } else {
+            host.count_duplicate(&p);
+        }
+        if p.flags & flags::ECN_CE != 0 {
+            reply.flags |= flags::ECE;
+        }
+        if self.flows[f].received_count == host.n_packets(f) {
+            host.finish_at_receiver(f);
+            // Everything is here: no more pulls for this flow.
+            self.flows[f].received = Vec::new();
+            host.send(dst, reply);
+        } else {
+            self.request_pull(host, f, dst, reply);
+        }
+    }
+
+    fn on_feedback(&mut self, host: &mut H, p: Packet) {
+        let f = p.flow as usize;
+        if host.sender_done(f) {
+            return;
+        }
+        let st = &mut self.flows[f];
+        st.last_progress = host.now();
         match p.kind {
             PacketKind::Ack => {
                 if st.state[p.seq as usize] != ACKED {
                     st.state[p.seq as usize] = ACKED;
                     st.acked += 1;
                 }
-                if st.acked == self.flows[f].n_packets {
-                    self.flows[f].sender_done = now;
+                if st.acked == host.n_packets(f) {
+                    host.finish_at_sender(f);
                     // Release the per-packet state of a finished source.
-                    let st = &mut self.ndp.flows[f];
                     st.state = Vec::new();
                     st.rtx = VecDeque::new();
                     return;
                 }
                 if p.flags & flags::PULL != 0 {
-                    self.ndp_pull_packets(f, p.aux);
+                    self.pull_packets(host, f, p.aux);
                 }
             }
             PacketKind::Nack => {
@@ -264,27 +225,63 @@ impl Simulator {
                     st.rtx.push_back(p.seq);
                 }
                 if p.flags & flags::NEW_LAYER != 0 {
-                    self.change_layer(f);
+                    host.change_layer(f);
                 }
-                let st = &self.ndp.flows[f];
+                let st = &self.flows[f];
                 if p.flags & flags::PULL != 0 {
-                    self.ndp_pull_packets(f, p.aux);
+                    self.pull_packets(host, f, p.aux);
                 } else if st.last_pull < st.max_pull {
                     // Credit left over from a pull that found nothing to send.
-                    self.ndp_pull_packets(f, st.max_pull);
+                    self.pull_packets(host, f, st.max_pull);
                 }
             }
-            PacketKind::Pull => self.ndp_pull_packets(f, p.aux),
+            PacketKind::Pull => self.pull_packets(host, f, p.aux),
             PacketKind::Data => unreachable!("data is delivered to receivers"),
+        }
+    }
+
+    /// The receiver's pull pacer may release its next pull.
+    fn on_timer(&mut self, host: &mut H, receiver: u32) {
+        let spacing = Self::pull_spacing(host, receiver);
+        let pacer = &mut self.pacers[receiver as usize];
+        pacer.tick_pending = false;
+        while let Some((f, pull_no)) = self.pacers[receiver as usize].queue.pop_front() {
+            if host.received_all(f as usize) {
+                continue;
+            }
+            let (src, _) = host.endpoints(f as usize);
+            let data_layer = self.flows[f as usize].last_layer;
+            let (layer, entropy) = host.feedback_path(f as usize, data_layer);
+            let now = host.now();
+            let pull = Packet {
+                sent_at: now,
+                flow: f,
+                seq: 0,
+                aux: pull_no,
+                entropy,
+                dst: src,
+                size: host.config().header,
+                kind: PacketKind::Pull,
+                flags: 0,
+                layer,
+            };
+            host.send(receiver, pull);
+            self.pacers[receiver as usize].last_pull = Some(now);
+            break;
+        }
+        let pacer = &mut self.pacers[receiver as usize];
+        if !pacer.queue.is_empty() {
+            pacer.tick_pending = true;
+            host.set_timer(host.now() + spacing, receiver);
         }
     }
 
     /// A source that heard nothing for a timeout resends everything in flight. This only
     /// fires when headers or feedback were lost (queues for headers overflowed).
-    pub(super) fn ndp_check_timeout(&mut self, f: usize) {
-        let now = self.now;
-        let st = &mut self.ndp.flows[f];
-        if now < st.last_progress + self.cfg.min_rto {
+    fn check_timeout(&mut self, host: &mut H, f: usize) {
+        let now = host.now();
+        let st = &mut self.flows[f];
+        if now < st.last_progress + host.config().min_rto {
             return;
         }
         st.last_progress = now;
@@ -296,9 +293,9 @@ impl Simulator {
                 resend += 1;
             }
         }
-        self.counters.timeouts += 1;
+        host.count_timeout();
         for _ in 0..resend.max(1) {
-            if !self.ndp_send_packet(f) {
+            if !self.send_packet(host, f) {
                 break;
             }
         }

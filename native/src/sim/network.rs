@@ -7,7 +7,8 @@
 
 use rayon::prelude::*;
 
-use super::events::Time;
+use super::packet::Time;
+use crate::graph::{self, Csr};
 
 pub const UNREACHABLE: u8 = u8::MAX;
 
@@ -54,8 +55,9 @@ impl NetworkSpec {
         if l == 0 {
             return Err("the network has no layers".into());
         }
-        if self.link_b.len() != e || self.link_gbps.len() != e {
-            return Err("link arrays differ in length".into());
+        graph::checked_edges(nr, &self.link_a, &self.link_b).map_err(|m| format!("links: {m}"))?;
+        if self.link_gbps.len() != e {
+            return Err("link_gbps needs one rate per link".into());
         }
         if self.host_gbps.len() != self.n_hosts() {
             return Err("host_gbps needs one rate per host".into());
@@ -65,13 +67,6 @@ impl NetworkSpec {
         }
         if self.dist.len() != l * nr * nr || self.next_hop.len() != l * nr * nr {
             return Err(format!("dist and next_hop must be {l} x {nr} x {nr}"));
-        }
-        for (i, (&a, &b)) in self.link_a.iter().zip(&self.link_b).enumerate() {
-            if a as usize >= nr || b as usize >= nr || a == b {
-                return Err(format!(
-                    "link {i} joins switches ({a}, {b}) outside 0..{nr} or a loop"
-                ));
-            }
         }
         if let Some(h) = self.host_switch.iter().position(|&s| s as usize >= nr) {
             return Err(format!("host {h} is attached to a switch outside 0..{nr}"));
@@ -145,29 +140,33 @@ pub fn build_ports(spec: &NetworkSpec) -> Vec<PortSpec> {
 /// Per (layer, switch, destination switch) the output ports a packet may take, in CSR form.
 pub struct ForwardingTable {
     nr: usize,
-    offsets: Vec<u32>,
-    ports: Vec<u32>,
+    /// Row `(layer * nr + switch) * nr + destination`.
+    ports: Csr<u32>,
 }
 
 impl ForwardingTable {
     pub fn build(spec: &NetworkSpec) -> Self {
         let nr = spec.n_switches;
         let e_count = spec.n_links();
-        // Switch-facing ports of every switch with the link they use.
-        let mut attached: Vec<Vec<(u32, u32, usize)>> = vec![Vec::new(); nr];
-        for e in 0..e_count {
-            let (a, b) = (spec.link_a[e], spec.link_b[e]);
-            attached[a as usize].push((b, 2 * e as u32, e));
-            attached[b as usize].push((a, 2 * e as u32 + 1, e));
-        }
+        let edges: Vec<(u32, u32)> = spec
+            .link_a
+            .iter()
+            .copied()
+            .zip(spec.link_b.iter().copied())
+            .collect();
+        // Switch-facing ports of every switch (link e leaves a over port 2e, b over 2e + 1) with
+        // the link they use, in link order: candidates keep that order, and entropy picks by it.
+        let links = graph::incidence(nr, &edges);
+        let port = |s: usize, e: u32| 2 * e + (spec.link_a[e as usize] as usize != s) as u32;
         let rows: Vec<(Vec<u32>, Vec<u32>)> = (0..spec.n_layers() * nr)
             .into_par_iter()
             .map(|row| {
                 let (layer, s) = (row / nr, row % nr);
-                let in_layer: Vec<(u32, u32)> = attached[s]
+                let in_layer: Vec<(u32, u32)> = links
+                    .row(s)
                     .iter()
-                    .filter(|&&(_, _, e)| spec.layer_links[layer * e_count + e] != 0)
-                    .map(|&(n, p, _)| (n, p))
+                    .filter(|&&(_, e)| spec.layer_links[layer * e_count + e as usize] != 0)
+                    .map(|&(n, e)| (n, port(s, e)))
                     .collect();
                 let base = (layer * nr + s) * nr;
                 let mut counts = vec![0u32; nr];
@@ -194,10 +193,11 @@ impl ForwardingTable {
                             .find(|&&(n, _)| n as i32 == nh)
                             .map(|&(_, p)| p)
                             .or_else(|| {
-                                attached[s]
+                                links
+                                    .row(s)
                                     .iter()
-                                    .find(|&&(n, _, _)| n as i32 == nh)
-                                    .map(|&(_, p, _)| p)
+                                    .find(|&&(n, _)| n as i32 == nh)
+                                    .map(|&(_, e)| port(s, e))
                             });
                         if let Some(p) = port {
                             ports.push(p);
@@ -208,27 +208,25 @@ impl ForwardingTable {
                 (counts, ports)
             })
             .collect();
-        let mut offsets = Vec::with_capacity(rows.len() * nr + 1);
+        let mut lengths = Vec::with_capacity(rows.len() * nr);
         let mut ports = Vec::with_capacity(rows.iter().map(|r| r.1.len()).sum());
-        offsets.push(0u32);
         for (counts, row_ports) in rows {
-            let mut at = ports.len() as u32;
-            for c in counts {
-                at += c;
-                offsets.push(at);
-            }
-            ports.extend_from_slice(&row_ports);
+            lengths.extend(counts);
+            ports.extend(row_ports);
         }
-        ForwardingTable { nr, offsets, ports }
+        ForwardingTable {
+            nr,
+            ports: Csr::from_lengths(lengths, ports),
+        }
     }
 
     #[inline]
     pub fn candidates(&self, layer: usize, switch: usize, destination: usize) -> &[u32] {
-        let i = (layer * self.nr + switch) * self.nr + destination;
-        &self.ports[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+        self.ports
+            .row((layer * self.nr + switch) * self.nr + destination)
     }
 
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.offsets.len() + self.ports.len())
+        self.ports.memory_bytes()
     }
 }

@@ -6,9 +6,10 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::config::{LoadBalancing, SimConfig, Transport};
-use super::engine::{FlowSpec, Simulator, NO_TIME};
+use super::config::{LoadBalancing, SimConfig, TransportKind};
+use super::engine::{FlowRecord, FlowSpec, Simulator};
 use super::network::NetworkSpec;
+use super::packet::NO_TIME;
 
 fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     d.get_item(key)?
@@ -87,7 +88,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
     let transport: String = scalar(d, "transport")?;
     let lb: String = scalar(d, "load_balancing")?;
     Ok(SimConfig {
-        transport: Transport::parse(&transport)
+        transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
         load_balancing: LoadBalancing::parse(&lb)
             .ok_or_else(|| PyValueError::new_err(format!("unknown load balancing '{lb}'")))?,
@@ -145,21 +146,20 @@ impl PacketSimulator {
 
     #[getter]
     fn now_ps(&self) -> u64 {
-        self.sim.now
+        self.sim.now()
     }
 
     #[getter]
     fn events_processed(&self) -> u64 {
-        self.sim.counters.events
+        self.sim.counters().events
     }
 
     /// Per-flow outcome arrays; times are -1 for flows that did not finish.
     fn flow_results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let flows = &self.sim.flows;
+        let flows = self.sim.flows();
         let d = PyDict::new(py);
-        let col = |f: fn(&super::engine::FlowRecord) -> u64| -> Vec<i64> {
-            flows.iter().map(|r| f(r) as i64).collect()
-        };
+        let col =
+            |f: fn(&FlowRecord) -> u64| -> Vec<i64> { flows.iter().map(|r| f(r) as i64).collect() };
         d.set_item(
             "finish_ps",
             PyArray1::from_vec(py, times(flows.iter().map(|r| r.finish))),
@@ -186,7 +186,7 @@ impl PacketSimulator {
 
     /// Whole-run counters (events, packets, bytes by fate, drops, marks, memory).
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let c = &self.sim.counters;
+        let c = self.sim.counters();
         let d = PyDict::new(py);
         let entries: [(&str, u64); 18] = [
             ("events", c.events),
@@ -212,10 +212,13 @@ impl PacketSimulator {
             d.set_item(k, v)?;
         }
         d.set_item("payload_in_network", self.sim.payload_in_network())?;
-        d.set_item("now_ps", self.sim.now)?;
-        d.set_item("peak_pending_events", self.sim.events.peak_len as u64)?;
-        d.set_item("packet_arena", self.sim.packets.len() as u64)?;
-        d.set_item("forwarding_table_bytes", self.sim.fib.memory_bytes() as u64)?;
+        d.set_item("now_ps", self.sim.now())?;
+        d.set_item("peak_pending_events", self.sim.peak_pending_events() as u64)?;
+        d.set_item("packet_arena", self.sim.packet_arena() as u64)?;
+        d.set_item(
+            "forwarding_table_bytes",
+            self.sim.forwarding_table_bytes() as u64,
+        )?;
         Ok(d)
     }
 }

@@ -5,16 +5,15 @@
 //! delayed ACKs. Losses are repaired by fast retransmit with NewReno partial-ACK recovery, or by
 //! a retransmission timeout that restarts from the first unacknowledged packet.
 
-use super::config::Transport;
-use super::engine::{flags, Packet, PacketKind, Simulator, NO_TIME};
-use super::events::Time;
+use super::packet::{flags, Packet, PacketKind, Time};
+use super::transport::{Host, Transport};
 
 /// DCTCP's gain for the marked-fraction moving average (1/16, as in the DCTCP paper).
 const DCTCP_G: f64 = 1.0 / 16.0;
 const MAX_BACKOFF: u32 = 6;
 
 #[derive(Default)]
-pub struct TcpFlow {
+struct TcpFlow {
     // source side
     snd_una: u32,
     snd_nxt: u32,
@@ -38,89 +37,94 @@ pub struct TcpFlow {
     cum: u32,
 }
 
-pub struct TcpState {
-    pub flows: Vec<TcpFlow>,
+/// TCP's sources and receivers; with `dctcp`, windows also shrink with the fraction of ECN
+/// marks.
+pub struct Tcp {
+    flows: Vec<TcpFlow>,
+    dctcp: bool,
 }
 
-impl TcpState {
-    pub fn new(n_flows: usize) -> Self {
-        TcpState {
+impl Tcp {
+    pub fn new(n_flows: usize, dctcp: bool) -> Self {
+        Tcp {
             flows: (0..n_flows).map(|_| TcpFlow::default()).collect(),
+            dctcp,
         }
+    }
+
+    fn send_window(&mut self, host: &mut impl Host, f: usize) {
+        let n = host.n_packets(f);
+        loop {
+            let st = &self.flows[f];
+            let window = st.cwnd.max(1.0) as u32;
+            if st.snd_nxt >= n || st.snd_nxt - st.snd_una >= window {
+                return;
+            }
+            let seq = st.snd_nxt;
+            self.flows[f].snd_nxt += 1;
+            self.send_seq(host, f, seq);
+        }
+    }
+
+    fn send_seq(&mut self, host: &mut impl Host, f: usize, seq: u32) {
+        let st = &mut self.flows[f];
+        let is_rtx = seq < st.high_sent;
+        st.high_sent = st.high_sent.max(seq + 1);
+        host.send_data(f, seq, is_rtx);
     }
 }
 
-impl Simulator {
-    pub(super) fn tcp_start(&mut self, f: usize) {
-        let n = self.flows[f].n_packets;
+impl<H: Host> Transport<H> for Tcp {
+    fn trims(&self) -> bool {
+        false
+    }
+
+    fn start(&mut self, host: &mut H, f: usize) {
+        let n = host.n_packets(f);
         let (iw, rto, now) = (
-            self.cfg.initial_window.max(1) as f64,
-            self.cfg.min_rto,
-            self.now,
+            host.config().initial_window.max(1) as f64,
+            host.config().min_rto,
+            host.now(),
         );
-        let st = &mut self.tcp.flows[f];
+        let st = &mut self.flows[f];
         st.cwnd = iw;
         st.ssthresh = f64::MAX;
         st.rto = rto;
         st.last_progress = now;
         st.alpha = 1.0;
         st.received = vec![0; (n as usize).div_ceil(64)];
-        self.tcp_send_window(f);
-        self.tcp.flows[f].window_end = self.tcp.flows[f].snd_nxt;
+        self.send_window(host, f);
+        self.flows[f].window_end = self.flows[f].snd_nxt;
     }
 
-    fn tcp_send_window(&mut self, f: usize) {
-        let n = self.flows[f].n_packets;
-        loop {
-            let st = &self.tcp.flows[f];
-            let window = st.cwnd.max(1.0) as u32;
-            if st.snd_nxt >= n || st.snd_nxt - st.snd_una >= window {
-                return;
-            }
-            let seq = st.snd_nxt;
-            self.tcp.flows[f].snd_nxt += 1;
-            self.tcp_send_seq(f, seq);
-        }
-    }
-
-    fn tcp_send_seq(&mut self, f: usize, seq: u32) {
-        let st = &mut self.tcp.flows[f];
-        let is_rtx = seq < st.high_sent;
-        st.high_sent = st.high_sent.max(seq + 1);
-        self.transmit_data(f, seq, is_rtx);
-    }
-
-    pub(super) fn tcp_on_data(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize];
-        self.free_packet(pkt);
+    fn on_data(&mut self, host: &mut H, p: Packet) {
         let f = p.flow as usize;
-        let n = self.flows[f].n_packets;
-        let st = &mut self.tcp.flows[f];
+        let n = host.n_packets(f);
+        let st = &mut self.flows[f];
         let (word, bit) = (p.seq as usize / 64, 1u64 << (p.seq % 64));
         if st.received.get(word).is_some_and(|w| w & bit == 0) {
             st.received[word] |= bit;
             while st.cum < n && st.received[st.cum as usize / 64] & (1u64 << (st.cum % 64)) != 0 {
                 st.cum += 1;
             }
-            self.counters.payload_delivered += self.payload_of(&p);
-            self.flows[f].delivered += self.payload_of(&p);
+            host.count_delivered(&p);
         } else {
-            self.counters.payload_duplicate += self.payload_of(&p);
+            host.count_duplicate(&p);
         }
-        let cum = self.tcp.flows[f].cum;
+        let cum = self.flows[f].cum;
         if cum == n {
-            self.flow_finished_at_receiver(f);
+            host.finish_at_receiver(f);
         }
-        let (layer, entropy) = self.feedback_path(f, p.layer);
-        let (src, dst) = (self.flows[f].src, self.flows[f].dst);
-        let ack = self.alloc_packet(Packet {
+        let (layer, entropy) = host.feedback_path(f, p.layer);
+        let (src, dst) = host.endpoints(f);
+        let ack = Packet {
             sent_at: p.sent_at,
             flow: p.flow,
             seq: p.seq,
             aux: cum,
             entropy,
             dst: src,
-            size: self.cfg.header,
+            size: host.config().header,
             kind: PacketKind::Ack,
             flags: if p.flags & flags::ECN_CE != 0 {
                 flags::ECE
@@ -128,24 +132,22 @@ impl Simulator {
                 0
             },
             layer,
-        });
-        self.send_from_host(dst, ack);
+        };
+        host.send(dst, ack);
     }
 
-    pub(super) fn tcp_on_ack(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize];
-        self.free_packet(pkt);
+    fn on_feedback(&mut self, host: &mut H, p: Packet) {
         let f = p.flow as usize;
-        if self.flows[f].sender_done != NO_TIME {
+        if host.sender_done(f) {
             return;
         }
-        let n = self.flows[f].n_packets;
-        let now = self.now;
-        let min_rto = self.cfg.min_rto;
-        let dctcp = self.cfg.transport == Transport::Dctcp;
+        let n = host.n_packets(f);
+        let now = host.now();
+        let min_rto = host.config().min_rto;
+        let dctcp = self.dctcp;
         let ece = p.flags & flags::ECE != 0;
         let cum = p.aux;
-        let st = &mut self.tcp.flows[f];
+        let st = &mut self.flows[f];
         if cum > st.snd_una {
             let newly = cum - st.snd_una;
             // Karn: no RTT samples from ACKs that may answer a retransmission.
@@ -197,12 +199,12 @@ impl Simulator {
                 st.window_end = st.snd_nxt;
             }
             if cum >= n {
-                self.flows[f].sender_done = now;
-                self.tcp.flows[f].received = Vec::new();
+                host.finish_at_sender(f);
+                st.received = Vec::new();
                 return;
             }
             if let Some(seq) = retransmit {
-                self.tcp_send_seq(f, seq);
+                self.send_seq(host, f, seq);
             }
         } else if cum == st.snd_una && st.snd_nxt > st.snd_una {
             st.dupacks += 1;
@@ -216,17 +218,20 @@ impl Simulator {
                 st.recover = st.snd_nxt;
                 st.in_recovery = true;
                 let seq = st.snd_una;
-                self.tcp_send_seq(f, seq);
+                self.send_seq(host, f, seq);
             } else if st.in_recovery {
                 st.cwnd += 1.0;
             }
         }
-        self.tcp_send_window(f);
+        self.send_window(host, f);
     }
 
-    pub(super) fn tcp_check_timeout(&mut self, f: usize) {
-        let now = self.now;
-        let st = &mut self.tcp.flows[f];
+    /// TCP keeps no timers of its own: the engine's periodic scan drives its timeouts.
+    fn on_timer(&mut self, _host: &mut H, _operand: u32) {}
+
+    fn check_timeout(&mut self, host: &mut H, f: usize) {
+        let now = host.now();
+        let st = &mut self.flows[f];
         let rto = st.rto << st.backoff;
         if now < st.last_progress + rto {
             return;
@@ -240,7 +245,7 @@ impl Simulator {
         st.backoff = (st.backoff + 1).min(MAX_BACKOFF);
         st.last_progress = now;
         st.window_end = st.snd_una + 1;
-        self.counters.timeouts += 1;
-        self.tcp_send_window(f);
+        host.count_timeout();
+        self.send_window(host, f);
     }
 }

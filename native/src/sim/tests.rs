@@ -1,15 +1,17 @@
 //! Engine-level checks on small hand-built fabrics (no Python involved).
 
-use super::config::{LoadBalancing, SimConfig, Transport};
-use super::engine::{FlowSpec, Simulator, NO_TIME};
+use super::config::{LoadBalancing, SimConfig, TransportKind};
+use super::engine::{FlowSpec, Simulator};
 use super::network::NetworkSpec;
-use crate::routing::{layer_forwarding, Adjacency};
+use super::packet::NO_TIME;
+use crate::graph::neighbours;
+use crate::routing::layer_forwarding;
 
 const US: u64 = 1_000_000;
 
 /// One layer with all links; `hosts[s]` hosts on switch s; every link at `gbps`, 1 us.
 fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> NetworkSpec {
-    let adj = Adjacency::from_edges(nr, edges);
+    let adj = neighbours(nr, edges);
     let (dist_ts, next_ts) = layer_forwarding(&adj, 7, None);
     // The routing kernel returns [destination][switch]; the simulator reads [switch][destination].
     let mut dist = vec![0u8; nr * nr];
@@ -41,15 +43,27 @@ fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> Networ
     }
 }
 
-fn config(transport: Transport, lb: LoadBalancing) -> SimConfig {
+fn config(transport: TransportKind, lb: LoadBalancing) -> SimConfig {
     SimConfig {
         transport,
         load_balancing: lb,
         mtu: 1500,
         header: 64,
-        queue_packets: if transport == Transport::Ndp { 8 } else { 100 },
-        ecn_threshold_packets: if transport == Transport::Dctcp { 20 } else { 0 },
-        initial_window: if transport == Transport::Ndp { 30 } else { 10 },
+        queue_packets: if transport == TransportKind::Ndp {
+            8
+        } else {
+            100
+        },
+        ecn_threshold_packets: if transport == TransportKind::Dctcp {
+            20
+        } else {
+            0
+        },
+        initial_window: if transport == TransportKind::Ndp {
+            30
+        } else {
+            10
+        },
         min_rto: 1_000 * US,
         ..SimConfig::default()
     }
@@ -62,7 +76,7 @@ fn run(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Simulator {
 }
 
 fn assert_conserved(sim: &Simulator) {
-    let c = &sim.counters;
+    let c = sim.counters();
     assert_eq!(
         c.payload_injected,
         c.payload_delivered
@@ -88,13 +102,13 @@ fn lone_flow_takes_serialisation_plus_propagation() {
             size,
             start: 0,
         }],
-        config(Transport::Ndp, LoadBalancing::Ecmp),
+        config(TransportKind::Ndp, LoadBalancing::Ecmp),
     );
     let pkt_ps = (1500 + 64) * 8 * 100; // 10 Gb/s: 800 ps per byte
     let expected = 20 * pkt_ps + 2 * pkt_ps + 3 * US;
-    let fct = sim.flows[0].finish;
+    let fct = sim.flows()[0].finish;
     assert_eq!(fct, expected);
-    assert_eq!(sim.counters.trims, 0);
+    assert_eq!(sim.counters().trims, 0);
     assert_conserved(&sim);
 }
 
@@ -110,26 +124,30 @@ fn ndp_incast_of_32_completes_without_collapse() {
             start: 0,
         })
         .collect();
-    let sim = run(&spec, &flows, config(Transport::Ndp, LoadBalancing::Spray));
+    let sim = run(
+        &spec,
+        &flows,
+        config(TransportKind::Ndp, LoadBalancing::Spray),
+    );
     assert!(sim
-        .flows
+        .flows()
         .iter()
         .all(|f| f.finish != NO_TIME && f.sender_done != NO_TIME));
     assert!(
-        sim.counters.trims > 0,
+        sim.counters().trims > 0,
         "an incast of 32 full windows must trim"
     );
     // The receiver's link is the bottleneck: the last flow cannot beat the ideal, and with
     // NDP it should stay within a few percent of it (no collapse, no timeouts).
     let wire_bytes = 32 * (size + 67 * 64);
     let ideal = wire_bytes * 800;
-    let last = sim.flows.iter().map(|f| f.finish).max().unwrap();
+    let last = sim.flows().iter().map(|f| f.finish).max().unwrap();
     assert!(last >= ideal, "{last} < {ideal}");
     assert!(
         (last as f64) < ideal as f64 * 1.15 + 20.0 * US as f64,
         "{last} vs {ideal}"
     );
-    assert_eq!(sim.counters.timeouts, 0);
+    assert_eq!(sim.counters().timeouts, 0);
     assert_conserved(&sim);
 }
 
@@ -137,7 +155,7 @@ fn ndp_incast_of_32_completes_without_collapse() {
 fn two_tcp_flows_share_a_bottleneck() {
     // Two senders on s0, two receivers on s1, one s0-s1 link as the bottleneck.
     let spec = fabric(2, &[(0, 1)], &[2, 2], 10.0);
-    for transport in [Transport::Tcp, Transport::Dctcp] {
+    for transport in [TransportKind::Tcp, TransportKind::Dctcp] {
         let flows = [
             FlowSpec {
                 src: 0,
@@ -155,7 +173,10 @@ fn two_tcp_flows_share_a_bottleneck() {
         let mut sim =
             Simulator::new(&spec, &flows, config(transport, LoadBalancing::Ecmp)).unwrap();
         sim.run_until(100_000 * US);
-        let (a, b) = (sim.flows[0].delivered as f64, sim.flows[1].delivered as f64);
+        let (a, b) = (
+            sim.flows()[0].delivered as f64,
+            sim.flows()[1].delivered as f64,
+        );
         let share = a / (a + b);
         assert!(
             (0.45..=0.55).contains(&share),
@@ -168,8 +189,8 @@ fn two_tcp_flows_share_a_bottleneck() {
             "{transport:?}: {}",
             a + b
         );
-        if transport == Transport::Dctcp {
-            assert!(sim.counters.ecn_marks > 0);
+        if transport == TransportKind::Dctcp {
+            assert!(sim.counters().ecn_marks > 0);
         }
         assert_conserved(&sim);
     }
@@ -191,17 +212,25 @@ fn same_seed_same_run() {
             start: s as u64 * US,
         })
         .collect();
-    let a = run(&spec, &flows, config(Transport::Ndp, LoadBalancing::Spray));
-    let b = run(&spec, &flows, config(Transport::Ndp, LoadBalancing::Spray));
+    let a = run(
+        &spec,
+        &flows,
+        config(TransportKind::Ndp, LoadBalancing::Spray),
+    );
+    let b = run(
+        &spec,
+        &flows,
+        config(TransportKind::Ndp, LoadBalancing::Spray),
+    );
     let finish = |s: &Simulator| {
-        s.flows
+        s.flows()
             .iter()
             .map(|f| (f.finish, f.trims))
             .collect::<Vec<_>>()
     };
     assert_eq!(finish(&a), finish(&b));
-    assert_eq!(a.counters.events, b.counters.events);
-    let mut other = config(Transport::Ndp, LoadBalancing::Spray);
+    assert_eq!(a.counters().events, b.counters().events);
+    let mut other = config(TransportKind::Ndp, LoadBalancing::Spray);
     other.seed = 99;
     let c = run(&spec, &flows, other);
     assert_ne!(
@@ -223,12 +252,12 @@ fn tail_drop_losses_are_repaired() {
             start: 0,
         })
         .collect();
-    let mut cfg = config(Transport::Tcp, LoadBalancing::Ecmp);
+    let mut cfg = config(TransportKind::Tcp, LoadBalancing::Ecmp);
     cfg.queue_packets = 20;
     let sim = run(&spec, &flows, cfg);
-    assert!(sim.counters.data_drops > 0);
+    assert!(sim.counters().data_drops > 0);
     assert!(sim
-        .flows
+        .flows()
         .iter()
         .all(|f| f.finish != NO_TIME && f.delivered == f.size));
     assert_conserved(&sim);
@@ -256,12 +285,12 @@ fn fatpaths_uses_several_layers() {
             start: 0,
         })
         .collect();
-    let mut cfg = config(Transport::Ndp, LoadBalancing::FatPaths);
+    let mut cfg = config(TransportKind::Ndp, LoadBalancing::FatPaths);
     cfg.fatpaths_layers = vec![0, 1];
     let sim = run(&spec, &flows, cfg);
-    let used = sim.flows.iter().fold(0u64, |acc, f| acc | f.layers_used);
+    let used = sim.flows().iter().fold(0u64, |acc, f| acc | f.layers_used);
     assert_eq!(used, 0b11);
-    assert!(sim.flows.iter().all(|f| f.finish != NO_TIME));
-    assert_eq!(sim.counters.unroutable, 0);
+    assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+    assert_eq!(sim.counters().unroutable, 0);
     assert_conserved(&sim);
 }

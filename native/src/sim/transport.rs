@@ -1,0 +1,65 @@
+//! The contract between the engine and a transport.
+//!
+//! A transport sees the network only through `Host`: it sends packets from hosts, reads its
+//! flows' endpoints and sizes, reports progress and sets timers. The engine owns queues,
+//! forwarding and the event loop and calls the transport back through `Transport`, so a new
+//! transport (MPTCP, a PFC-aware one) is a new module that implements both sides of this file,
+//! not an edit of the engine.
+
+use super::config::SimConfig;
+use super::packet::{Packet, Time};
+
+/// What a transport may see and do: the hosts' side of the network.
+pub trait Host {
+    fn now(&self) -> Time;
+    fn config(&self) -> &SimConfig;
+    /// Data packets flow `flow` is cut into.
+    fn n_packets(&self, flow: usize) -> u32;
+    /// Source and destination host of flow `flow`.
+    fn endpoints(&self, flow: usize) -> (u32, u32);
+    /// Whether the receiver already holds every byte of flow `flow`.
+    fn received_all(&self, flow: usize) -> bool;
+    /// Whether the sender already learnt that every byte of flow `flow` was acknowledged.
+    fn sender_done(&self, flow: usize) -> bool;
+    /// Records that the receiver now holds every byte (only the first call counts).
+    fn finish_at_receiver(&mut self, flow: usize);
+    /// Records that the sender now knows every byte was acknowledged.
+    fn finish_at_sender(&mut self, flow: usize);
+    /// Sends data packet `seq` of `flow` from its source on the path the load balancing picks.
+    fn send_data(&mut self, flow: usize, seq: u32, is_rtx: bool);
+    /// Sends a control packet (ACK, NACK, PULL) from `host`.
+    fn send(&mut self, host: u32, packet: Packet);
+    /// Layer and entropy for feedback travelling back to the source of `flow`.
+    fn feedback_path(&mut self, flow: usize, data_layer: u8) -> (u8, u32);
+    /// Moves `flow` to another layer (FatPaths' reaction to trimmed packets).
+    fn change_layer(&mut self, flow: usize);
+    /// Counts the payload of data packet `packet` as delivered for the first time.
+    fn count_delivered(&mut self, packet: &Packet);
+    /// Counts the payload of data packet `packet` as a duplicate.
+    fn count_duplicate(&mut self, packet: &Packet);
+    fn count_timeout(&mut self);
+    /// Calls `Transport::on_timer(operand)` back at time `at`.
+    fn set_timer(&mut self, at: Time, operand: u32);
+    /// Serialisation time of `bytes` on `host`'s NIC.
+    fn nic_serialisation(&self, host: u32, bytes: u32) -> Time;
+}
+
+/// A transport protocol: the per-flow state machines at sources and receivers.
+///
+/// `Send + Sync` because the simulator runs outside the Python lock and its Python object may
+/// be used from any thread.
+pub trait Transport<H: Host>: Send + Sync {
+    /// Whether switches trim payloads instead of dropping them and serve headers and control
+    /// packets first (NDP's switch model), rather than tail-drop one FIFO.
+    fn trims(&self) -> bool;
+    /// The flow's first byte is ready at its source.
+    fn start(&mut self, host: &mut H, flow: usize);
+    /// A data packet (whole or trimmed) reached its receiver.
+    fn on_data(&mut self, host: &mut H, packet: Packet);
+    /// A control packet reached the source of its flow.
+    fn on_feedback(&mut self, host: &mut H, packet: Packet);
+    /// A timer set with `Host::set_timer` expired.
+    fn on_timer(&mut self, host: &mut H, operand: u32);
+    /// Periodic check of an unfinished sender for a retransmission timeout.
+    fn check_timeout(&mut self, host: &mut H, flow: usize);
+}
