@@ -103,8 +103,9 @@ def convergence_plot(points: list[ConvergencePoint], fabric_name: str) -> bytes:
     axis.set_xlabel("r (input = output switches)")
     axis.set_ylabel("iterations to converge")
     axis.set_title(
-        f"{fabric_name}: adaptive routing convergence, Clos(n={first.n}, r, m={first.m}), "
-        f"{points[0].permutations} random permutations per point",
+        f"{fabric_name}: adaptive routing convergence in Clos(n={first.n}, r, m={first.m})\n"
+        f"Last-Step model and iteration simulation, {points[0].permutations} random "
+        "permutations per point",
         fontsize=9,
     )
     axis.legend(fontsize=8)
