@@ -514,3 +514,24 @@ def test_platform_drivers() -> None:
     except ImportError:
         with pytest.raises(UserErrors, match="napalm-sonic"):
             driver_class("sonic")
+
+
+def test_inventory_mgmt_pool_and_map_reach_generated_fabrics(tmp_path: Path, repo: Path) -> None:
+    inventory = tmp_path / "sf.yaml"
+    inventory.write_text((repo / "inventories/slimfly-q3.yaml").read_text()
+                         + "mgmt:\n  pool: 192.0.2.0/27\n  addresses: {sf-0-1-0: 192.0.2.200}\n")
+    out = tmp_path / "out"
+    api.compile_to_directory(inventory, out)
+    mgmt = {s["name"]: s["mgmt"] for s in json.loads((out / "fabric.json").read_text())
+            ["switches"]}
+    names = list(mgmt)
+    assert mgmt[names[0]] == "192.0.2.1" and mgmt[names[17]] == "192.0.2.18"
+    assert mgmt["sf-0-1-0"] == "192.0.2.200" and mgmt["sf-0-0-2"] == "192.0.2.3"
+    inventory.write_text((repo / "inventories/slimfly-q3.yaml").read_text()
+                         + "mgmt:\n  pool: 192.0.2.0/29\n  addresses: {nope: 192.0.2.9}\n")
+    result = CliRunner().invoke(build_app(), ["compile", str(inventory), "-o",
+                                              str(tmp_path / "bad")])
+    assert result.exit_code == 2, result.output
+    assert f"{inventory}:7: mgmt.addresses.nope: no switch named 'nope'" in result.output
+    assert ":6: mgmt.pool: 192.0.2.0/29 has fewer host addresses than the 18 switches" \
+        in result.output
