@@ -268,3 +268,22 @@ class NamespaceLab:
         shutil.rmtree(self.root)
         for device in self.devices.values():
             assert device.netns not in listed
+
+
+def build_fabric(lab: NamespaceLab, fabric_json: Path, lldp: bool = True) -> None:
+    """One namespace per switch of a compiled fabric, cabled as compiled; host ports dangle."""
+    data = json.loads(fabric_json.read_text())
+    for switch in data["switches"]:
+        hosts = sorted(h["port"] for h in data["hosts"] if h["switch"] == switch["name"])
+        lab.add_switch(switch["name"], hosts, lldp=lldp)
+    for link in data["links"]:
+        lab.cable(link["a"]["switch"], link["a"]["port"], link["b"]["switch"],
+                  link["b"]["port"])
+
+
+def compiled_frr_table(out: Path, name: str) -> dict[str, set[str]]:
+    table: dict[str, set[str]] = {}
+    for line in (out / f"configs/frr/{name}/frr.conf").read_text().splitlines():
+        if line.startswith("ip route "):
+            table.setdefault(line.split()[2], set()).add(line.split()[3])
+    return table
