@@ -17,6 +17,7 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.deploy import commands as deploy_commands
 from fatpaths_cfg.deploy.cabling import CablingProblem, compare_cabling
+from fatpaths_cfg.deploy.linux_box import lldp_neighbors
 
 TRIANGLE = """\
 fabric: triangle
@@ -61,7 +62,8 @@ def triangle(tmp_path: Path) -> Iterator[tuple[NamespaceLab, Path]]:
 
 
 def lldp_seen(lab: NamespaceLab, name: str) -> dict[str, str]:
-    """Port -> neighbour as lldpd in the namespace reports it (not through the driver)."""
+    """Port -> neighbours as lldpd in the namespace reports them (not through the driver);
+    a port still listing its previous cable's neighbour shows both."""
     device = lab.devices[name]
     text = device.sh("lldpcli", "-u", str(device.lldp_socket), "-f", "json0", "show",
                      "neighbors")
@@ -69,7 +71,9 @@ def lldp_seen(lab: NamespaceLab, name: str) -> dict[str, str]:
     for lldp in json.loads(text).get("lldp", []):
         for interface in lldp.get("interface", []):
             chassis = interface["chassis"][0]["name"][0]["value"]
-            seen[interface["name"]] = f"{chassis}:{interface['port'][0]['id'][0]['value']}"
+            end = f"{chassis}:{interface['port'][0]['id'][0]['value']}"
+            port = interface["name"]
+            seen[port] = f"{seen[port]}+{end}" if port in seen else end
     return seen
 
 
@@ -161,3 +165,14 @@ def test_compare_cabling_kinds() -> None:
     ]
     assert compare_cabling("s1", ports, {"Ethernet3": ("h1", "")},
                            {"Ethernet3": ("h9", "eth0")})[0].kind == "wrong"
+
+
+def test_lldp_json0_youngest_neighbour_first() -> None:
+    def entry(age: str, host: str, port: str) -> dict[str, object]:
+        return {"name": "Ethernet1", "age": age, "chassis": [{"name": [{"value": host}]}],
+                "port": [{"id": [{"type": "ifname", "value": port}]}]}
+
+    text = json.dumps({"lldp": [{"interface": [entry("0 day, 00:00:09", "s2", "Ethernet1"),
+                                               entry("0 day, 00:00:01", "s3", "Ethernet1")]}]})
+    assert lldp_neighbors(text) == {"Ethernet1": [{"hostname": "s3", "port": "Ethernet1"},
+                                                  {"hostname": "s2", "port": "Ethernet1"}]}

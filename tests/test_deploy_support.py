@@ -202,17 +202,19 @@ class NamespaceLab:
 
     def _start_lldpd(self, device: Device, name: str) -> None:
         assert LLDPD.is_file(), "needs Debian's lldpd"
-        sock = str(device.lldp_socket)
-        device.sh(str(LLDPD), "-u", sock, "-p", str(device.root / "lldpd.pid"),
-                  "-I", "Ethernet*")
+        # Every namespace shares the machine's hostname: each switch names itself, sends its
+        # port names, and sends every second so that a re-cabled port is seen quickly; a
+        # neighbour is kept for 6 s, so a busy machine's late frame does not drop it. Read at
+        # start (-O), so no frame ever leaves with the machine's name.
+        config = device.root / "lldpd.conf"
+        config.write_text(f"configure system hostname {name}\n"
+                          "configure lldp portidsubtype ifname\n"
+                          "configure lldp tx-interval 1\nconfigure lldp tx-hold 6\n")
+        device.sh(str(LLDPD), "-u", str(device.lldp_socket), "-p",
+                  str(device.root / "lldpd.pid"), "-I", "Ethernet*", "-O", str(config))
         deadline = time.monotonic() + 10
         while not device.lldp_socket.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        # Every namespace shares the machine's hostname: each switch names itself, sends
-        # its port names, and sends every second so that a re-cabled port is seen quickly.
-        for command in (["system", "hostname", name], ["lldp", "portidsubtype", "ifname"],
-                        ["lldp", "tx-interval", "1"]):
-            device.sh("lldpcli", "-u", sock, "configure", *command)
 
     def _start_sshd(self, device: Device) -> None:
         host_pub = (self.ssh_dir / "host_key.pub").read_text().split()
@@ -241,9 +243,17 @@ class NamespaceLab:
             "peer", "name", port_b, "netns", self.devices[b].netns)
         run("ip", "-n", self.devices[a].netns, "link", "set", port_a, "up")
         run("ip", "-n", self.devices[b].netns, "link", "set", port_b, "up")
+        self.lldp_rescan()
 
     def uncable(self, a: str, port_a: str) -> None:
         run("ip", "-n", self.devices[a].netns, "link", "del", port_a)
+        self.lldp_rescan()
+
+    def lldp_rescan(self) -> None:
+        """lldpd does not always notice a port appear or vanish in its namespace by itself."""
+        for device in self.devices.values():
+            if device.lldp:
+                device.sh("lldpcli", "-u", str(device.lldp_socket), "update")
 
     def devices_file(self, path: Path, names: list[str] | None = None) -> Path:
         chosen = names or sorted(self.devices)

@@ -35,8 +35,9 @@ def expected_neighbours(compiled: LoadedCompiled, name: str) -> Neighbours:
 
 
 def seen_neighbours(lldp: dict[str, list[dict[str, str]]]) -> Neighbours:
-    """NAPALM's get_lldp_neighbors() shape, one neighbour per port (a port with two is extra
-    cabling in itself; the first one stands)."""
+    """NAPALM's get_lldp_neighbors() shape, one neighbour per port: the first listed, which
+    the frr and linux drivers make the youngest (a previous cable's neighbour lingers until
+    its TTL runs out)."""
     return {port: (found[0]["hostname"], found[0]["port"]) for port, found in lldp.items()
             if found}
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import shlex
 from collections.abc import Iterable
@@ -505,9 +506,11 @@ class LinuxBoxDriver(NetworkDriver):
 
 
 def lldp_neighbors(json0: str) -> dict[str, list[dict[str, str]]]:
-    """lldpcli's json0 format (every level a list, whatever the count) to NAPALM's shape."""
+    """lldpcli's json0 format (every level a list, whatever the count) to NAPALM's shape, the
+    youngest neighbour of a port first: after a re-cabling, the previous cable's neighbour
+    stays listed until its TTL runs out."""
     data = json.loads(json0) if json0.strip() else {}
-    found: dict[str, list[dict[str, str]]] = {}
+    found: dict[str, list[tuple[int, dict[str, str]]]] = {}
     for lldp in data.get("lldp", []):
         for interface in lldp.get("interface", []):
             for chassis in interface.get("chassis", [{}]):
@@ -519,8 +522,19 @@ def lldp_neighbors(json0: str) -> dict[str, list[dict[str, str]]]:
                     name = ids[0]["value"] if ids and ids[0].get("type") == "ifname" else (
                         descr[0]["value"] if descr else (ids[0]["value"] if ids else ""))
                     found.setdefault(interface["name"], []).append(
-                        {"hostname": hostname, "port": name})
-    return found
+                        (_age_seconds(interface.get("age", "")),
+                         {"hostname": hostname, "port": name}))
+    return {port: [n for _, n in sorted(entries, key=lambda e: e[0])]
+            for port, entries in found.items()}
+
+
+def _age_seconds(age: str) -> int:
+    """'1 day, 02:03:04' -> 93784; unknown ages sort last."""
+    match = re.match(r"^(\d+) days?, (\d+):(\d+):(\d+)$", age.strip())
+    if not match:
+        return 2**31
+    days, hours, minutes, seconds = (int(g) for g in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
 @dataclass(frozen=True)

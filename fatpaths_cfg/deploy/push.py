@@ -103,9 +103,10 @@ def driver_class(platform: str) -> type[Any]:
     try:
         from napalm import get_network_driver
         from napalm.base.exceptions import ModuleImportError
-    except ImportError:
+    except ImportError as exc:
         raise UserErrors.single(
-            "deploy", "", "NAPALM is not installed", "pip install 'fatpaths-cfg[deploy]'"
+            "deploy", "", f"NAPALM cannot be imported ({exc})",
+            "pip install 'fatpaths-cfg[deploy]'"
         ) from None
     if platform == "frr":
         from fatpaths_cfg.deploy.frr_driver import FrrDriver
