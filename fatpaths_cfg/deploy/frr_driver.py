@@ -102,9 +102,6 @@ class FrrDriver(LinuxBoxDriver):
         socket = f" --vty_socket {shlex.quote(self.vty_socket)}" if self.vty_socket else ""
         return "vtysh" + socket + "".join(f" {shlex.quote(a)}" for a in args)
 
-    def running_config(self) -> str:
-        return self.run(self.vtysh("-c", "show running-config")).text
-
     def state_commands(self) -> dict[str, str]:
         return {**super().state_commands(),
                 "running": self.vtysh("-c", "show running-config"),

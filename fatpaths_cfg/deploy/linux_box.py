@@ -167,9 +167,6 @@ class LinuxBoxDriver(NetworkDriver):
         quoted = shlex.quote(path)
         return self.run(f"if [ -e {quoted} ]; then cat {quoted}; fi").stdout
 
-    def write_file(self, path: str, content: bytes) -> None:
-        self.run(f"cat > {shlex.quote(path)}", stdin=content)
-
     # -- paths --------------------------------------------------------------------------------
 
     def managed_files(self) -> dict[str, str]:
@@ -451,7 +448,7 @@ class LinuxBoxDriver(NetworkDriver):
         )
         log = shlex.quote(self.state_dir + "/revert.log")
         self.run(f"setsid sh -c {shlex.quote(timer)} </dev/null >{log} 2>&1 & "
-                           f"echo $! > {marker}")
+                 f"echo $! > {marker}")
 
     def has_pending_commit(self) -> bool:
         return self.run(f"test -e {shlex.quote(self.pending_marker)}", check=False).status == 0
