@@ -6,8 +6,9 @@ wiring mistakes an operator makes: unknown or reused ports, self-loops, parallel
 
 from __future__ import annotations
 
+import ipaddress
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -279,7 +280,32 @@ class _WiringChecker:
                     switch.mgmt,
                 )
             )
-        return result
+        return self._with_mgmt(result)
+
+    def _with_mgmt(self, switches: list[Switch]) -> list[Switch]:
+        """Switches without their own `mgmt:` take the inventory's `mgmt:` map, then pool."""
+        spec = self.spec.mgmt
+        if spec is None:
+            return switches
+        names = {s.name for s in switches}
+        for name in spec.addresses:
+            if name not in names:
+                self.error(("mgmt", "addresses", name), f"mgmt.addresses.{name}",
+                           f"no switch named '{name}'", "keys are switch names")
+        pool = ipaddress.ip_network(spec.pool).hosts() if spec.pool else iter(())
+        finished = []
+        for switch in switches:
+            address = switch.mgmt or spec.addresses.get(switch.name)
+            pooled = next(pool, None)
+            if address is None and spec.pool is not None:
+                if pooled is None:
+                    self.error(("mgmt", "pool"), "mgmt.pool",
+                               f"{spec.pool} has fewer host addresses than the "
+                               f"{len(switches)} switches", "give a larger pool")
+                    return switches
+                address = str(pooled)
+            finished.append(replace(switch, mgmt=address))
+        return finished
 
     def _endpoint(
         self,

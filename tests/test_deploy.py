@@ -1,50 +1,34 @@
 """`fatpaths deploy` against a real device: a network namespace with its own sshd and FRR.
 
-The namespace holds veth ports named like the compiled ports, zebra + staticd with their own
-pid and socket paths, and an OpenSSH server reachable only over a veth pair on an address this
-test assigns. The driver's frr_dir and state_dir point into the test's temporary directory, so
-the machine's /etc/frr is never touched. Nothing talks to the inventories' mgmt addresses: every
-test rewrites fabric.json to the namespace's address first.
+Every expectation is read from the device itself (vtysh in the namespace, the namespace's
+kernel), never through the code under test. Nothing talks to the inventories' mgmt addresses:
+every test rewrites fabric.json or gives a devices file first.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import shutil
-import socket
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from napalm.base.exceptions import CommitError
+from rich.console import Console
+from test_deploy_support import NamespaceLab, run
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.deploy import commands as deploy_commands
-from fatpaths_cfg.deploy.frr_driver import FrrDriver
-from fatpaths_cfg.deploy.push import driver_class, plan_targets
+from fatpaths_cfg.deploy.devices import Access, load_device_book
+from fatpaths_cfg.deploy.frr_driver import FrrDriver, frr_config_lines
+from fatpaths_cfg.deploy.push import DeployReport, SwitchResult, driver_class, plan_targets
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.lab.frr import DAEMONS, frr_available, start_daemon, stop_daemon
-from fatpaths_cfg.lab.netns import netns_pids
-from fatpaths_cfg.lab.state import DaemonRecord
 
-SSHD = Path("/usr/sbin/sshd")
-SSH_PORT = 2222
-INITIAL_CONF = b"hostname leaf1\n!\n"
 PORTS = [f"Ethernet{i}" for i in range(1, 7)]
-
-
-def run(*argv: str, check: bool = True) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if check and done.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)}: {done.stderr or done.stdout}")
-    return done.stdout
+INITIAL_CONF = b"hostname leaf1\n!\n"
 
 
 @pytest.fixture(autouse=True)
@@ -53,139 +37,18 @@ def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deploy_commands.console, "width", 250)
 
 
-@dataclass
-class Device:
-    netns: str
-    address: str
-    root: Path
-    key: Path
-    known_hosts: Path
-
-    @property
-    def frr_dir(self) -> Path:
-        return self.root / "frr"
-
-    @property
-    def state_dir(self) -> Path:
-        return self.root / "state"
-
-    def static_prefixes(self) -> set[str]:
-        """Read straight from FRR in the namespace, not through the code under test."""
-        text = run("ip", "netns", "exec", self.netns, "vtysh", "--vty_socket",
-                   str(self.frr_dir), "-c", "show ip route static json")
-        return {p for p, entries in json.loads(text).items() if any(e["installed"]
-                                                                    for e in entries)}
-
-    def cli_args(self) -> list[str]:
-        return ["--username", "root", "--key-file", str(self.key), "--known-hosts",
-                str(self.known_hosts), "--port", str(SSH_PORT), "--frr-dir", str(self.frr_dir),
-                "--state-dir", str(self.state_dir), "--vty-socket", str(self.frr_dir)]
-
-    def driver(self) -> FrrDriver:
-        return FrrDriver(self.address, "root", None, 10, {
-            "port": SSH_PORT, "key_file": str(self.key), "known_hosts": str(self.known_hosts),
-            "frr_dir": str(self.frr_dir), "state_dir": str(self.state_dir),
-            "vty_socket": str(self.frr_dir)})
-
-
-def free_subnet() -> int:
-    """A /30 of 198.18.0.0/15 (benchmarking range) that no route on this machine uses."""
-    used = run("ip", "-4", "route", "show", "table", "all")
-    for _ in range(100):
-        third = secrets.randbelow(250) + 1
-        if f"198.18.{third}." not in used:
-            return third
-    raise AssertionError("no free 198.18.x.0/30")
-
-
-def sshd_config(folder: Path, address: str) -> Path:
-    run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / "host_key"))
-    run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / "client_key"))
-    (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
-    host_pub = (folder / "host_key.pub").read_text().split()
-    (folder / "known_hosts").write_text(f"[{address}]:{SSH_PORT} {host_pub[0]} {host_pub[1]}\n")
-    config = folder / "sshd_config"
-    config.write_text(
-        f"Port {SSH_PORT}\nListenAddress {address}\nHostKey {folder / 'host_key'}\n"
-        f"PidFile {folder / 'sshd.pid'}\nAuthorizedKeysFile {folder / 'authorized_keys'}\n"
-        # Root may log in with the one test key only; no passwords, no other users.
-        "PermitRootLogin prohibit-password\nAllowUsers root\nPasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\nUsePAM no\nX11Forwarding no\n"
-        "AllowTcpForwarding no\nPermitTunnel no\n"
-        # The key files sit under /tmp, which StrictModes refuses (world-writable parent).
-        "StrictModes no\n"
-    )
-    return config
-
-
-def wait_for_port(address: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((address, SSH_PORT), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"sshd did not listen on {address}:{SSH_PORT}")
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[NamespaceLab]:
+    lab = NamespaceLab(tmp_path)
+    try:
+        yield lab
+    finally:
+        lab.close()
 
 
 @pytest.fixture
-def device(tmp_path: Path) -> Iterator[Device]:
-    assert os.geteuid() == 0, "deploy tests need root (deselect with -m 'not lab')"
-    assert SSHD.is_file(), "needs Debian's openssh-server"
-    assert frr_available(), "needs Debian's frr"
-    token = secrets.token_hex(3)
-    netns, host_side, device_side = f"fpdep-{token}", f"fpd{token}h", f"fpd{token}d"
-    third = free_subnet()
-    address = f"198.18.{third}.2"
-    # FRR drops to the frr user, which cannot enter pytest's private (0700) directories.
-    root = Path(tempfile.mkdtemp(prefix="fatpaths-deploy-"))
-    root.chmod(0o755)
-    ssh_dir = tmp_path / "ssh"
-    ssh_dir.mkdir()
-    run("ip", "netns", "add", netns)
-    sshd: subprocess.Popen[bytes] | None = None
-    records: list[DaemonRecord] = []
-    try:
-        run("ip", "-n", netns, "link", "set", "lo", "up")
-        run("ip", "link", "add", host_side, "type", "veth", "peer", "name", device_side,
-            "netns", netns)
-        run("ip", "addr", "add", f"198.18.{third}.1/30", "dev", host_side)
-        run("ip", "link", "set", host_side, "up")
-        run("ip", "-n", netns, "addr", "add", f"{address}/30", "dev", device_side)
-        run("ip", "-n", netns, "link", "set", device_side, "up")
-        for i, port in enumerate(PORTS, 1):
-            # The far end of each cable is a peer veth left in the namespace, up, so the
-            # compiled next hops resolve and zebra installs the routes.
-            run("ip", "-n", netns, "link", "add", port, "type", "veth", "peer", "name", f"far{i}")
-            run("ip", "-n", netns, "link", "set", f"far{i}", "up")
-        frr_dir = root / "frr"
-        frr_dir.mkdir()
-        (frr_dir / "frr.conf").write_bytes(INITIAL_CONF)
-        for path in (root, frr_dir, frr_dir / "frr.conf"):
-            shutil.chown(path, "frr", "frr")
-        records = [DaemonRecord(netns, d, str(frr_dir / f"{d}.pid")) for d in DAEMONS]
-        for record in records:
-            start_daemon(record)
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
-        config = sshd_config(ssh_dir, address)
-        sshd = subprocess.Popen(["ip", "netns", "exec", netns, str(SSHD), "-D", "-e", "-f",
-                                 str(config)], stderr=(ssh_dir / "sshd.log").open("wb"))
-        wait_for_port(address)
-        yield Device(netns, address, root, ssh_dir / "client_key", ssh_dir / "known_hosts")
-    finally:
-        if sshd is not None:
-            sshd.terminate()
-            sshd.wait(timeout=10)
-        for record in records:
-            stop_daemon(record)
-        for pid in netns_pids(netns):  # sessions sshd forked, if any outlived it
-            os.kill(pid, 9)
-        run("ip", "netns", "del", netns, check=False)
-        run("ip", "link", "del", host_side, check=False)
-        shutil.rmtree(root)
-    assert netns not in run("ip", "netns", "list")
-    assert sshd.poll() is not None
+def device(lab: NamespaceLab):  # type: ignore[no-untyped-def]
+    return lab.add_switch("leaf1", PORTS)
 
 
 @pytest.fixture(scope="module")
@@ -212,38 +75,58 @@ def output_for(source: Path, target: Path, mgmt: dict[str, str | None]) -> Path:
     return target
 
 
-def deploy(out: Path, device: Device, *extra: str) -> tuple[int, str]:
+def edit(out: Path, name: str, old: str, new: str) -> None:
+    path = out / "configs/frr/leaf1" / name
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+
+
+def deploy(out: Path, device, *extra: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
     result = CliRunner().invoke(build_app(), ["deploy", str(out), *device.cli_args(), *extra])
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
 
 
-def compiled_routes(out: Path) -> set[str]:
-    text = (out / "configs/frr/leaf1/frr.conf").read_text()
-    return {line.split()[2] for line in text.splitlines() if line.startswith("ip route ")}
+def compiled_table(out: Path) -> dict[str, set[str]]:
+    table: dict[str, set[str]] = {}
+    for line in (out / "configs/frr/leaf1/frr.conf").read_text().splitlines():
+        if line.startswith("ip route "):
+            table.setdefault(line.split()[2], set()).add(line.split()[3])
+    return table
+
+
+def wait_until(condition, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.3)
+    return bool(condition())
 
 
 @pytest.mark.lab
-def test_dry_run_shows_the_diff_and_changes_nothing(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+def test_dry_run_shows_the_running_config_against_the_candidate(
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     code, output = deploy(out, device, "--dry-run")
     assert code == 0, output
+    assert "--- running/show-running-config" in output
     assert "+ip route 10.0.0.8/29 172.16.0.1" in output
-    assert "-hostname leaf1" not in output and "+frr defaults datacenter" in output
+    assert "+ip addr replace 172.16.0.0/31 dev Ethernet1" in output
+    assert "-hostname leaf1" not in output and "diff" in output
     assert (device.frr_dir / "frr.conf").read_bytes() == INITIAL_CONF
     assert not (device.state_dir / "interfaces.sh").exists()
     assert not (device.state_dir / "candidate").exists()
-    assert device.static_prefixes() == set()
-    addresses = run("ip", "-n", device.netns, "-4", "addr", "show", "dev", "Ethernet1")
-    assert "172.16.0.0/31" not in addresses
+    assert device.rib() == {}
+    assert "172.16.0.0/31" not in device.addresses("Ethernet1")
 
 
 @pytest.mark.lab
-def test_commit_installs_compiled_bytes_and_a_second_deploy_is_empty(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+def test_commit_installs_prefixes_and_next_hops_and_a_second_deploy_is_empty(
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     code, output = deploy(out, device, "--limit", "leaf1")
@@ -252,12 +135,9 @@ def test_commit_installs_compiled_bytes_and_a_second_deploy_is_empty(
     for source, installed in (("frr.conf", device.frr_dir / "frr.conf"),
                               ("interfaces.sh", device.state_dir / "interfaces.sh")):
         assert installed.read_bytes() == (out / "configs/frr/leaf1" / source).read_bytes()
-    assert device.static_prefixes() == compiled_routes(out)
-    assert len(compiled_routes(out)) == 15
-    addresses = run("ip", "-n", device.netns, "-4", "addr", "show", "dev", "Ethernet1")
-    assert "172.16.0.0/31" in addresses
-    # The previous files are kept for rollback.
-    assert (device.state_dir / "rollback" / "frr.conf").read_bytes() == INITIAL_CONF
+    assert device.rib() == compiled_table(out) == device.fib()
+    assert len(compiled_table(out)) == 15
+    assert "172.16.0.0/31" in device.addresses("Ethernet1")
 
     mtime = (device.frr_dir / "frr.conf").stat().st_mtime_ns
     code, output = deploy(out, device)
@@ -265,18 +145,75 @@ def test_commit_installs_compiled_bytes_and_a_second_deploy_is_empty(
     assert "unchanged" in output and "no changes" in output and "+ip route" not in output
     assert (device.frr_dir / "frr.conf").stat().st_mtime_ns == mtime
 
-    # A different layer set replaces the routes (lines gone from frr.conf leave FRR too).
+    # A different layer set replaces the routes: lines gone from frr.conf leave FRR and the
+    # kernel too.
     other = output_for(compiled[8], tmp_path / "other", {"leaf1": device.address})
     code, output = deploy(other, device)
     assert code == 0, output
-    assert device.static_prefixes() == compiled_routes(other)
-    assert (device.frr_dir / "frr.conf").read_bytes() == (
-        other / "configs/frr/leaf1/frr.conf").read_bytes()
+    assert device.rib() == compiled_table(other) == device.fib()
+
+
+@pytest.mark.lab
+def test_next_hop_change_is_installed_and_the_old_one_is_gone(
+    device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
+    edit(out, "interfaces.sh", "set -e\n", "set -e\nip addr replace 10.200.0.1/32 dev lo\n")
+    assert deploy(out, device)[0] == 0
+    assert device.fib()["10.0.0.8/29"] == {"172.16.0.1"}
+    assert "10.200.0.1/32" in device.addresses("lo")
+    changed = output_for(compiled[7], tmp_path / "changed", {"leaf1": device.address})
+    edit(changed, "frr.conf", "ip route 10.0.0.8/29 172.16.0.1\n",
+         "ip route 10.0.0.8/29 172.16.0.10\n")
+    code, output = deploy(changed, device)
+    assert code == 0, output
+    assert "-ip route 10.0.0.8/29 172.16.0.1" in output
+    assert "+ip route 10.0.0.8/29 172.16.0.10" in output
+    assert "-ip addr replace 10.200.0.1/32 dev lo" in output
+    assert "committed" in output and "15/15" in output
+    assert device.rib()["10.0.0.8/29"] == {"172.16.0.10"} == device.fib()["10.0.0.8/29"]
+    assert "ip route 10.0.0.8/29 172.16.0.1" not in device.running_config()
+    # The address the new interfaces.sh no longer has is removed, not left behind.
+    assert "10.200.0.1/32" not in device.addresses("lo")
+
+
+@pytest.mark.lab
+def test_dry_run_after_a_change_by_hand_shows_the_drift_and_a_deploy_removes_it(
+    device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
+    assert deploy(out, device)[0] == 0
+    device.vtysh("configure terminal", "ip route 10.98.0.0/24 172.16.0.1")
+    run("ip", "-n", device.netns, "addr", "add", "172.31.9.9/31", "dev", "Ethernet4")
+    code, output = deploy(out, device, "--dry-run")
+    assert code == 0, output
+    assert "-ip route 10.98.0.0/24 172.16.0.1" in output
+    assert "-ip addr replace 172.31.9.9/31 dev Ethernet4" in output
+    assert " diff " in output or "│ diff" in output
+    assert "10.98.0.0/24" in device.rib()  # a dry run changes nothing
+    code, output = deploy(out, device)
+    assert code == 0, output
+    assert "committed" in output
+    assert device.rib() == compiled_table(out) == device.fib()
+    assert "172.31.9.9" not in device.addresses("Ethernet4")
+
+
+@pytest.mark.lab
+def test_a_stray_kernel_route_is_reported(
+    device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
+    assert deploy(out, device)[0] == 0
+    run("ip", "-n", device.netns, "route", "add", "10.99.0.0/24", "via", "172.16.0.1")
+    code, output = deploy(out, device, "--verify-timeout", "1")
+    assert code == 1, output
+    assert "fib: 1 static routes not compiled (10.99.0.0/24 via 172.16.0.1)" in output
+    assert "failed" in output
 
 
 @pytest.mark.lab
 def test_config_vtysh_rejects_is_refused_and_nothing_changes(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     assert deploy(out, device)[0] == 0
@@ -288,15 +225,19 @@ def test_config_vtysh_rejects_is_refused_and_nothing_changes(
     assert code == 1, output
     assert "candidate rejected" in output and "Unknown command" in output
     assert (device.frr_dir / "frr.conf").read_bytes() == before
-    assert device.static_prefixes() == compiled_routes(out)
+    assert device.rib() == compiled_table(out)
 
 
 @pytest.mark.lab
-def test_failed_verification_rolls_back_to_the_previous_files(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+def test_unreachable_next_hop_rolls_back_to_the_saved_running_config(
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     assert deploy(out, device)[0] == 0
+    # Something configured by hand is part of what ran, so the rollback brings it back too.
+    device.vtysh("configure terminal", "ip route 10.98.0.0/24 172.16.0.1")
+    saved_running = device.running_config()
+    saved_fib = device.fib()
     good_conf = (device.frr_dir / "frr.conf").read_bytes()
     good_script = (device.state_dir / "interfaces.sh").read_bytes()
     # Valid syntax, but the next hop is on no cable: zebra never installs the route.
@@ -305,34 +246,87 @@ def test_failed_verification_rolls_back_to_the_previous_files(
         conf.write("ip route 10.250.0.0/24 172.31.255.1\n")
     code, output = deploy(broken, device, "--verify-timeout", "3")
     assert code == 1, output
-    assert "rolled back" in output and "verify: 1 compiled routes not installed" in output
+    assert "rolled back" in output
+    assert "rib: 1 compiled routes missing (10.250.0.0/24 via 172.31.255.1)" in output
+    assert "saved running state restored and read back" in output
+    assert device.running_config() == saved_running
+    assert device.fib() == saved_fib
     assert (device.frr_dir / "frr.conf").read_bytes() == good_conf
     assert (device.state_dir / "interfaces.sh").read_bytes() == good_script
-    assert device.static_prefixes() == compiled_routes(out)
 
 
 @pytest.mark.lab
-def test_failing_commit_restores_the_previous_files(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+def test_failing_commit_restores_the_previous_state(
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     assert deploy(out, device)[0] == 0
     good_conf = (device.frr_dir / "frr.conf").read_bytes()
+    saved_running = device.running_config()
     broken = output_for(compiled[8], tmp_path / "broken", {"leaf1": device.address})
     with (broken / "configs/frr/leaf1/interfaces.sh").open("a") as script:
         script.write("ip link set dev Ethernet9 up\n")  # a port this box does not have
     code, output = deploy(broken, device)
     assert code == 1, output
-    assert "rolled back" in output and "previous files restored" in output
+    assert "rolled back" in output and "previous state restored and read back" in output
     assert (device.frr_dir / "frr.conf").read_bytes() == good_conf
-    assert (device.state_dir / "interfaces.sh").read_bytes() == (
-        out / "configs/frr/leaf1/interfaces.sh").read_bytes()
-    assert device.static_prefixes() == compiled_routes(out)
+    assert device.running_config() == saved_running
+    assert device.rib() == compiled_table(out) == device.fib()
+
+
+@pytest.mark.lab
+def test_commit_confirm_reverts_unless_confirmed(
+    device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
+    assert deploy(out, device)[0] == 0
+    saved_running = device.running_config()
+    other = output_for(compiled[8], tmp_path / "other", {"leaf1": device.address})
+
+    code, output = deploy(other, device, "--confirm", "2")
+    assert code == 0, output
+    assert "pending" in output and "reverts itself in 2 s" in output
+    assert device.rib() == compiled_table(other)
+    # Nobody confirms: the switch restores what ran before, on its own.
+    assert wait_until(lambda: device.rib() == compiled_table(out)), device.rib()
+    assert wait_until(lambda: device.running_config() == saved_running)
+    assert (device.frr_dir / "frr.conf").read_bytes() == (
+        out / "configs/frr/leaf1/frr.conf").read_bytes()
+    assert not (device.state_dir / "pending").exists()
+    code, output = deploy(other, device, "--confirm-commit")
+    assert code == 1 and "no commit is waiting for confirmation" in output
+
+    code, output = deploy(other, device, "--confirm", "3")
+    assert code == 0 and "pending" in output, output
+    code, output = deploy(other, device, "--confirm-commit")
+    assert code == 0 and "confirmed" in output, output
+    time.sleep(4)
+    assert device.rib() == compiled_table(other) == device.fib()
+
+
+@pytest.mark.lab
+def test_without_frr_reload_the_commit_is_refused(
+    device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
+    driver = FrrDriver(device.address, "root", None, 10, {
+        "port": 2222, "key_file": str(device.key), "known_hosts": str(device.known_hosts),
+        "frr_dir": str(device.frr_dir), "state_dir": str(device.state_dir),
+        "vty_socket": str(device.frr_dir), "frr_reload": "/nonexistent/frr-reload.py"})
+    driver.open()
+    try:
+        driver.load_replace_candidate(filename=str(out / "configs/frr/leaf1"))
+        with pytest.raises(CommitError, match="refusing to commit"):
+            driver.commit_config()
+    finally:
+        driver.close()
+    assert (device.frr_dir / "frr.conf").read_bytes() == INITIAL_CONF
+    assert device.rib() == {}
 
 
 @pytest.mark.lab
 def test_cabling_check_stops_before_any_change(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     run("ip", "-n", device.netns, "link", "set", "Ethernet3", "name", "spare3")
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
@@ -343,20 +337,52 @@ def test_cabling_check_stops_before_any_change(
 
 
 @pytest.mark.lab
-def test_driver_facts_interfaces_and_discard(device: Device, compiled: dict[int, Path]) -> None:
-    driver = device.driver()
+def test_devices_file_gives_address_port_and_key(
+    lab: NamespaceLab, device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {})  # no mgmt in the inventory at all
+    devices = lab.devices_file(tmp_path / "devices.yaml")
+    result = CliRunner().invoke(build_app(), [
+        "deploy", str(out), "--devices", str(devices), "--known-hosts", str(lab.known_hosts)])
+    assert result.exit_code == 0, result.output
+    assert f"{device.address}:2222" in result.output and "committed" in result.output
+    assert "skipped (no mgmt address): leaf2, leaf3, leaf4, leaf5, leaf6" in result.output
+    assert str(device.key) not in result.output
+    assert device.rib() == compiled_table(out)
+
+
+@pytest.mark.lab
+def test_unknown_host_key_is_refused(
+    lab: NamespaceLab, device, compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
+    args = [a for a in device.cli_args()]
+    i = args.index("--known-hosts")
+    del args[i:i + 2]
+    result = CliRunner().invoke(build_app(), ["deploy", str(out), *args])
+    assert result.exit_code == 1, result.output
+    assert "connect:" in result.output and "not found in known_hosts" in result.output
+    assert (device.frr_dir / "frr.conf").read_bytes() == INITIAL_CONF
+
+
+@pytest.mark.lab
+def test_driver_facts_interfaces_and_discard(device, compiled: dict[int, Path]) -> None:
+    driver = FrrDriver(device.address, "root", None, 10, {
+        "port": 2222, "key_file": str(device.key), "known_hosts": str(device.known_hosts),
+        "frr_dir": str(device.frr_dir), "state_dir": str(device.state_dir),
+        "vty_socket": str(device.frr_dir)})
     driver.open()
     try:
         facts = driver.get_facts()
         assert facts["vendor"] == "FRRouting" and facts["os_version"].startswith("FRRouting")
         assert set(PORTS) <= set(facts["interface_list"]) and facts["uptime"] > 0
-        interfaces = driver.get_interfaces()
-        assert interfaces["Ethernet1"]["is_enabled"] is False  # not up until interfaces.sh
+        assert driver.get_interfaces()["Ethernet1"]["is_enabled"] is False
         driver.load_replace_candidate(config="hostname leaf1\nip route 10.9.0.0/16 Null0\n")
         assert "+ip route 10.9.0.0/16 Null0" in driver.compare_config()
         driver.discard_config()
         assert driver.compare_config() == ""
         assert not (device.state_dir / "candidate").exists()
+        assert driver.has_pending_commit() is False
     finally:
         driver.close()
     assert (device.frr_dir / "frr.conf").read_bytes() == INITIAL_CONF
@@ -364,7 +390,7 @@ def test_driver_facts_interfaces_and_discard(device: Device, compiled: dict[int,
 
 @pytest.mark.lab
 def test_unreachable_device_fails_that_switch(
-    device: Device, compiled: dict[int, Path], tmp_path: Path
+    device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     result = CliRunner().invoke(build_app(), ["deploy", str(out), *device.cli_args(),
@@ -383,7 +409,8 @@ def test_user_errors_exit_2(compiled: dict[int, Path], tmp_path: Path) -> None:
         "no management address": ["--limit", "leaf2", "--key-file", str(key)],
         "unknown switch": ["--limit", "leaf9", "--key-file", str(key)],
         "no credentials given": ["--limit", "leaf1"],
-        "environment variable is not set": ["--password-env", "FATPATHS_TEST_UNSET_PASSWORD"],
+        "environment variable FATPATHS_TEST_UNSET_PASSWORD is not set": [
+            "--password-env", "FATPATHS_TEST_UNSET_PASSWORD"],
         "no such file": ["--key-file", str(tmp_path / "missing")],
     }
     for message, args in cases.items():
@@ -397,24 +424,114 @@ def test_user_errors_exit_2(compiled: dict[int, Path], tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no fabric.json" in result.output
 
 
+def test_devices_file_errors_name_file_line_and_field(
+    compiled: dict[int, Path], tmp_path: Path
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {})
+    devices = tmp_path / "devices.yaml"
+    devices.write_text("defaults:\n  username: admin\ndevices:\n"
+                       "  leaf1: {host: 192.0.2.250, password_env: FATPATHS_TEST_UNSET}\n"
+                       "  leaf9: {host: 192.0.2.251}\n"
+                       "  leaf2: {host: not-an-address}\n")
+    result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices)])
+    assert result.exit_code == 2, result.output
+    assert f"{devices}:6: devices.leaf2.host" in result.output
+    devices.write_text("devices:\n  leaf1: {host: 192.0.2.250, password_env: FATPATHS_TEST_UNSET}\n"
+                       "  leaf9: {host: 192.0.2.251, password_env: FATPATHS_TEST_UNSET}\n")
+    result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices)])
+    assert result.exit_code == 2, result.output
+    assert f"{devices}:2: devices.leaf1: environment variable FATPATHS_TEST_UNSET is not set" \
+        in result.output
+    assert f"{devices}:3: devices.leaf9: not a switch of this fabric" in result.output
+
+
+def test_devices_file_pool_and_secret_file(
+    compiled: dict[int, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = output_for(compiled[7], tmp_path / "out", {})
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
+    devices = tmp_path / "devices.yaml"
+    devices.write_text(f"defaults: {{username: admin, port: 830, password_file: {secret}}}\n"
+                       "pool: 192.0.2.64/28\n"
+                       "devices:\n  leaf3: {host: 192.0.2.99, port: 2200}\n")
+    targets, skipped = plan_targets(out, None, load_device_book(devices, Access()))
+    assert skipped == []
+    reached = {t.name: (t.access.address, t.access.credentials.username) for t in targets}
+    assert reached["leaf1"] == ("192.0.2.65:830", "admin")
+    assert reached["leaf3"] == ("192.0.2.99:2200", "admin")
+    assert reached["leaf6"] == ("192.0.2.70:830", "admin")
+    assert {t.access.credentials.password for t in targets} == {"s3cret"}
+    assert "s3cret" not in repr(targets[0].access.paths)
+
+
 def test_switches_without_mgmt_are_skipped_and_targets_are_planned(
     compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": "192.0.2.250"})
-    targets, skipped = plan_targets(out, None)
+    key = tmp_path / "key"
+    key.write_text("not used")
+    targets, skipped = plan_targets(out, None, load_device_book(None, Access(key_file=str(key))))
     assert [t.name for t in targets] == ["leaf1"]
     assert skipped == ["leaf2", "leaf3", "leaf4", "leaf5", "leaf6"]
-    assert targets[0].ports == ("Ethernet1", "Ethernet2", "Ethernet3", "Ethernet5", "Ethernet6")
-    assert targets[0].routes == frozenset(compiled_routes(out))
+    assert targets[0].cabled == ("Ethernet1", "Ethernet2", "Ethernet3", "Ethernet5", "Ethernet6")
+    assert targets[0].routes == {p: frozenset(h) for p, h in compiled_table(out).items()}
+    assert targets[0].neighbours["Ethernet1"] == ("leaf2", "Ethernet1")
+    assert targets[0].neighbours["Ethernet5"] == ("h1a", "")
+
+
+def test_result_table_never_cuts_names_or_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    narrow = Console(width=60, record=True)
+    monkeypatch.setattr(deploy_commands, "console", narrow)
+    name = "spine-row12-rack07-unit42-left"
+    report = DeployReport([SwitchResult(name, "frr", "198.18.200.2:2222", "rolled back",
+                                        detail="rib: 1 compiled routes missing " * 3)])
+    deploy_commands.print_report(report)
+    text = narrow.export_text()
+    assert name in text and "rolled back" in text and "198.18.200.2:2222" in text
+
+
+def test_frr_running_config_normalisation() -> None:
+    running = ("Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n"
+               "frr defaults traditional\nhostname leaf1\nno ipv6 forwarding\nhostname vm\n"
+               "service integrated-vtysh-config\nip route 10.0.0.8/29 172.16.0.1\n"
+               "ip route 10.0.0.16/29 172.16.0.10\n!\nend\n")
+    compiled = ("! comment\nfrr defaults datacenter\nhostname leaf1\n"
+                "service integrated-vtysh-config\n!\nip forwarding\n!\n! layer 1\n"
+                "ip route 10.0.0.16/29 172.16.0.10\nip route 10.0.0.8/29 172.16.0.1\n!\n"
+                "line vty\n!\n")
+    assert frr_config_lines(running) == frr_config_lines(compiled)
 
 
 def test_platform_drivers() -> None:
+    from fatpaths_cfg.deploy.linux_driver import LinuxDriver
+
     assert driver_class("frr") is FrrDriver
+    assert driver_class("linux") is LinuxDriver
     assert driver_class("eos").__module__.startswith("napalm.eos")
     try:
         import napalm_sonic  # noqa: F401
     except ImportError:
         with pytest.raises(UserErrors, match="napalm-sonic"):
             driver_class("sonic")
-    with pytest.raises(UserErrors, match="linux switches cannot be deployed"):
-        driver_class("linux")
+
+
+def test_inventory_mgmt_pool_and_map_reach_generated_fabrics(tmp_path: Path, repo: Path) -> None:
+    inventory = tmp_path / "sf.yaml"
+    inventory.write_text((repo / "inventories/slimfly-q3.yaml").read_text()
+                         + "mgmt:\n  pool: 192.0.2.0/27\n  addresses: {sf-0-1-0: 192.0.2.200}\n")
+    out = tmp_path / "out"
+    api.compile_to_directory(inventory, out)
+    mgmt = {s["name"]: s["mgmt"] for s in json.loads((out / "fabric.json").read_text())
+            ["switches"]}
+    names = list(mgmt)
+    assert mgmt[names[0]] == "192.0.2.1" and mgmt[names[17]] == "192.0.2.18"
+    assert mgmt["sf-0-1-0"] == "192.0.2.200" and mgmt["sf-0-0-2"] == "192.0.2.3"
+    inventory.write_text((repo / "inventories/slimfly-q3.yaml").read_text()
+                         + "mgmt:\n  pool: 192.0.2.0/29\n  addresses: {nope: 192.0.2.9}\n")
+    result = CliRunner().invoke(build_app(), ["compile", str(inventory), "-o",
+                                              str(tmp_path / "bad")])
+    assert result.exit_code == 2, result.output
+    assert f"{inventory}:7: mgmt.addresses.nope: no switch named 'nope'" in result.output
+    assert ":6: mgmt.pool: 192.0.2.0/29 has fewer host addresses than the 18 switches" \
+        in result.output

@@ -1,51 +1,38 @@
-"""`fatpaths deploy OUT`: push the compiled configs to the switches through NAPALM."""
+"""`fatpaths deploy OUT`: push the compiled configs to the switches through NAPALM;
+`fatpaths discover`: write the wiring LLDP sees as an inventory."""
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from fatpaths_cfg.commands import _name_list, run_or_exit
 from fatpaths_cfg.console import make_console
-from fatpaths_cfg.errors import ErrorCollector
 
 if TYPE_CHECKING:
-    from fatpaths_cfg.deploy.push import Credentials, DeployReport, SwitchResult
+    from fatpaths_cfg.deploy.cabling import CablingProblem
+    from fatpaths_cfg.deploy.devices import Access
+    from fatpaths_cfg.deploy.push import DeployReport, SwitchResult
 
 console = make_console()
 STATUS_STYLE = {
     "committed": "green",
+    "confirmed": "green",
+    "pending": "yellow",
+    "cabled": "green",
     "unchanged": "dim",
     "diff": "cyan",
     "staged": "cyan",
     "failed": "red",
+    "miscabled": "red",
     "rolled back": "red",
 }
-
-
-def credentials(username: str, password_env: str | None, key_file: Path | None) -> Credentials:
-    """Secrets come from the environment or a key file, never from the command line."""
-    from fatpaths_cfg.deploy.push import Credentials
-
-    errors = ErrorCollector()
-    password = None
-    if password_env is None and key_file is None:
-        errors.add("--password-env/--key-file", 0, "", "no credentials given",
-                   "name an environment variable holding the password, or an SSH key file")
-    if password_env is not None:
-        password = os.environ.get(password_env)
-        if not password:
-            errors.add("--password-env", 0, password_env, "environment variable is not set")
-    if key_file is not None and not key_file.is_file():
-        errors.add("--key-file", 0, str(key_file), "no such file")
-    errors.raise_if_any()
-    return Credentials(username, password, key_file)
 
 
 def print_diff(result: SwitchResult) -> None:
@@ -58,37 +45,104 @@ def print_diff(result: SwitchResult) -> None:
         console.print(Text(line, style=style))
 
 
-def print_report(report: DeployReport) -> None:
-    table = Table(title="deploy")
-    for column in ("switch", "platform", "mgmt", "status", "diff lines", "routes", "s", "detail"):
-        table.add_column(column, justify="right" if column in ("diff lines", "s") else "left")
-    for r in sorted(report.results, key=lambda r: r.name):
+def _fixed(table: Table, header: str, values: list[str], justify: str = "left") -> None:
+    """A column as wide as its longest value: names and states are never cut or wrapped."""
+    width = max([len(header), *map(len, values)])
+    table.add_column(header, justify=justify, no_wrap=True, min_width=width)  # type: ignore[arg-type]
+
+
+def print_report(report: DeployReport, title: str = "deploy") -> None:
+    results = sorted(report.results, key=lambda r: r.name)
+    table = Table(title=title)
+    _fixed(table, "switch", [r.name for r in results])
+    _fixed(table, "platform", [r.platform for r in results])
+    _fixed(table, "mgmt", [r.mgmt for r in results])
+    _fixed(table, "status", [r.status for r in results])
+    _fixed(table, "diff lines", ["99999"], "right")
+    _fixed(table, "routes", [r.routes for r in results], "right")
+    _fixed(table, "s", [f"{r.seconds:.1f}" for r in results], "right")
+    for r in results:
         changed = sum(
             1 for line in r.diff.splitlines()
             if line[:1] in "+-" and not line.startswith(("+++", "---"))
         )
-        table.add_row(r.name, r.platform, r.mgmt, Text(r.status, STATUS_STYLE[r.status]),
-                      str(changed), r.routes, f"{r.seconds:.1f}", r.detail)
-    console.print(table)
+        table.add_row(r.name, r.platform, r.mgmt, Text(r.status, STATUS_STYLE.get(r.status, "")),
+                      str(changed), r.routes, f"{r.seconds:.1f}")
+    print_uncut(table)
+    for r in results:
+        if r.detail:
+            # One unbroken line per switch: the detail is the evidence, quoted whole.
+            console.print(Text(f"{r.name}: {r.detail}", STATUS_STYLE.get(r.status, "")),
+                          soft_wrap=True)
     if report.skipped:
         console.print(f"skipped (no mgmt address): {', '.join(report.skipped)}")
+    if report.cabling:
+        print_cabling(report.cabling)
+
+
+def print_cabling(problems: list[CablingProblem]) -> None:
+    table = Table(title="cabling (LLDP against the inventory)")
+    _fixed(table, "switch", [p.switch for p in problems])
+    _fixed(table, "port", [p.port for p in problems])
+    _fixed(table, "problem", [p.kind for p in problems])
+    _fixed(table, "expected", [p.expected for p in problems])
+    _fixed(table, "LLDP sees", [p.seen for p in problems])
+    for p in problems:
+        table.add_row(p.switch, p.port, Text(p.kind, "red"), p.expected, p.seen)
+    print_uncut(table)
+
+
+def print_uncut(table: Table) -> None:
+    """A terminal narrower than the fixed columns gets longer lines, never cut ones."""
+    needed = Measurement.get(console, console.options, table).minimum
+    console.print(table, width=max(console.width, needed), crop=False)
+
+
+def access_options(
+    username: str | None, port: int | None, password_env: str | None,
+    password_file: Path | None, key_file: Path | None, **paths: str | None,
+) -> Access:
+    from fatpaths_cfg.deploy.devices import Access
+
+    return Access(username=username, port=port, password_env=password_env,
+                  password_file=str(password_file) if password_file else None,
+                  key_file=str(key_file) if key_file else None, **paths)
 
 
 def deploy_command(
     out: Path = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`)."),
     limit: str | None = typer.Option(None, "--limit", help="Only these switches, e.g. sw1,sw2."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, change nothing."),
-    username: str = typer.Option("root", "--username", "-u", help="Login name on the devices."),
+    devices: Path | None = typer.Option(
+        None, "--devices", help="Devices file: address, port, user and secret per switch."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the running config against the candidate, change nothing."
+    ),
+    username: str | None = typer.Option(None, "--username", "-u", help="Login (default root)."),
     password_env: str | None = typer.Option(
         None, "--password-env", help="Environment variable holding the password."
+    ),
+    password_file: Path | None = typer.Option(
+        None, "--password-file", help="File holding the password."
     ),
     key_file: Path | None = typer.Option(None, "--key-file", help="SSH private key file."),
     known_hosts: Path | None = typer.Option(
         None, "--known-hosts", help="Extra known_hosts file (unknown host keys are refused)."
     ),
-    port: int = typer.Option(22, "--port", help="SSH (or eAPI) port of the devices."),
+    port: int | None = typer.Option(None, "--port", help="SSH (or eAPI) port (default 22)."),
     commit: bool = typer.Option(
         True, "--commit/--no-commit", help="--no-commit leaves the candidate staged on the device."
+    ),
+    confirm_in: int | None = typer.Option(
+        None, "--confirm", min=1, metavar="SECONDS",
+        help="Switches roll themselves back after SECONDS unless --confirm-commit follows.",
+    ),
+    confirm_commit: bool = typer.Option(
+        False, "--confirm-commit", help="Confirm the pending --confirm commit, push nothing."
+    ),
+    check_cabling: bool = typer.Option(
+        False, "--check-cabling", help="Compare LLDP neighbours to the inventory first; push "
+        "nothing if any link is missing, swapped or extra."
     ),
     parallel: int = typer.Option(4, "--parallel", min=1, help="Switches deployed at once."),
     timeout: int = typer.Option(30, "--timeout", help="Connect and command timeout, seconds."),
@@ -97,20 +151,27 @@ def deploy_command(
     ),
     frr_dir: str | None = typer.Option(None, "--frr-dir", help="FRR config dir on the device."),
     state_dir: str | None = typer.Option(
-        None, "--state-dir", help="Where the device keeps interfaces.sh, candidate and rollback."
+        None, "--state-dir", help="Where the device keeps its script, candidate and rollback."
     ),
     vty_socket: str | None = typer.Option(
         None, "--vty-socket", help="vtysh --vty_socket on the device (FRR in its own paths)."
     ),
+    lldp_socket: str | None = typer.Option(
+        None, "--lldp-socket", help="lldpcli -u on the device (lldpd with its own socket)."
+    ),
 ) -> None:
-    """Push compiled configs: diff, commit, verify routes, roll back a switch on failure."""
-    from fatpaths_cfg.deploy.push import DeployOptions, deploy
+    """Push compiled configs: diff against the running config, commit, read the routing tables
+    back (prefixes and next hops), roll a switch back on any difference."""
+    from fatpaths_cfg.deploy.devices import load_device_book
+    from fatpaths_cfg.deploy.push import DeployOptions, confirm, deploy
 
-    secrets = run_or_exit(lambda: credentials(username, password_env, key_file))
+    cli = access_options(username, port, password_env, password_file, key_file,
+                         frr_dir=frr_dir, state_dir=state_dir, vty_socket=vty_socket,
+                         lldp_socket=lldp_socket)
+    book = run_or_exit(lambda: load_device_book(devices, cli))
     options = DeployOptions(
-        port=port, dry_run=dry_run, commit=commit, timeout=timeout, verify_timeout=verify_timeout,
-        known_hosts=known_hosts,
-        frr_dir=frr_dir, state_dir=state_dir, vty_socket=vty_socket,
+        dry_run=dry_run, commit=commit, revert_in=confirm_in, timeout=timeout,
+        verify_timeout=verify_timeout, known_hosts=known_hosts,
     )
     lock = threading.Lock()
 
@@ -118,14 +179,21 @@ def deploy_command(
         with lock:  # one switch's diff stays in one piece when switches finish together
             print_diff(result)
 
+    names = _name_list(limit)
     with console.status("deploying"):
-        report = run_or_exit(
-            lambda: deploy(out, _name_list(limit), secrets, options, parallel, show)
-        )
-    print_report(report)
+        if confirm_commit:
+            report = run_or_exit(lambda: confirm(out, names, book, options, parallel))
+        else:
+            report = run_or_exit(
+                lambda: deploy(out, names, book, options, parallel, show, check_cabling)
+            )
+    print_report(report, "confirm" if confirm_commit else "deploy")
     if not report.ok:
         raise typer.Exit(1)
 
 
 def add_commands(app: typer.Typer) -> None:
+    from fatpaths_cfg.deploy.discover import discover_command
+
     app.command("deploy", short_help="Push compiled configs to the switches.")(deploy_command)
+    app.command("discover", short_help="Write the wiring LLDP reports.")(discover_command)

@@ -1,58 +1,73 @@
-"""Deploy a compiled output to its switches: per switch open, check cabling, load, diff,
-commit, verify, and roll back on any failure. One switch failing never stops the others."""
+"""Deploy a compiled output to its switches: per switch open, check ports, load, diff, commit,
+read the routing tables back, and roll back on any difference. One switch failing never stops
+the others. Every status is what the device was read back to hold, not what was sent."""
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.deploy.cabling import (
+    CablingProblem,
+    Neighbours,
+    compare_cabling,
+    expected_neighbours,
+    seen_neighbours,
+)
+from fatpaths_cfg.deploy.devices import Credentials, DeviceAccess, DeviceBook
+from fatpaths_cfg.deploy.state import (
+    RouteCheck,
+    RouteTable,
+    frr_compiled_table,
+    script_compiled_table,
+)
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
 
-# Per platform: which compiled file (or folder) is the candidate, and which NAPALM driver.
+__all__ = ["Credentials", "DeployOptions", "DeployReport", "DeployTarget", "SwitchResult",
+           "check_cabling", "confirm", "deploy", "driver_class", "plan_targets"]
+
+# Per platform: which compiled file (or folder) is the candidate.
 CONFIG_PATHS: dict[str, str] = {
     "frr": "configs/frr/{name}",
+    "linux": "configs/linux/{name}.sh",
     "eos": "configs/eos/{name}.cfg",
     "sonic": "configs/sonic/{name}/config_db.json",
 }
-ROUTE_LINE = re.compile(r"^ipv?6? route (\S+) ", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Credentials:
-    username: str
-    password: str | None = None
-    key_file: Path | None = None
+SSH_PLATFORMS = ("frr", "linux")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
 class DeployOptions:
-    port: int = 22
     dry_run: bool = False
     commit: bool = True
+    # Seconds after which the switches roll themselves back unless confirmed (None: no timer).
+    revert_in: int | None = None
     timeout: int = 30
     verify_timeout: float = 15.0
     known_hosts: Path | None = None
-    # Device paths of the frr driver (see FrrDriver); None keeps the driver's default.
-    frr_dir: str | None = None
-    state_dir: str | None = None
-    vty_socket: str | None = None
 
 
 @dataclass(frozen=True)
 class DeployTarget:
     name: str
     platform: str
-    mgmt: str
+    access: DeviceAccess
     config: Path
-    ports: tuple[str, ...]
-    # Static route prefixes the device must hold after the commit (None: not verifiable).
-    routes: frozenset[str] | None
+    ports: tuple[str, ...]  # every port of the switch
+    cabled: tuple[str, ...]  # ports the fabric uses: each must exist before a commit
+    routes: RouteTable | None  # the compiled routes, None where no reader exists
+    neighbours: Neighbours
+
+    @property
+    def mgmt(self) -> str:
+        return self.access.address
 
 
 @dataclass
@@ -60,7 +75,8 @@ class SwitchResult:
     name: str
     platform: str
     mgmt: str
-    status: str = "failed"  # unchanged | committed | diff | staged | failed | rolled back
+    # unchanged | committed | pending | confirmed | diff | staged | failed | rolled back
+    status: str = "failed"
     diff: str = ""
     routes: str = "-"
     detail: str = ""
@@ -68,17 +84,18 @@ class SwitchResult:
 
     @property
     def ok(self) -> bool:
-        return self.status not in ("failed", "rolled back")
+        return self.status not in ("failed", "rolled back", "miscabled")
 
 
 @dataclass
 class DeployReport:
     results: list[SwitchResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # switches without a mgmt address
+    cabling: list[CablingProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.results)
+        return all(r.ok for r in self.results) and not self.cabling
 
 
 def driver_class(platform: str) -> type[Any]:
@@ -86,19 +103,19 @@ def driver_class(platform: str) -> type[Any]:
     try:
         from napalm import get_network_driver
         from napalm.base.exceptions import ModuleImportError
-    except ImportError:
+    except ImportError as exc:
         raise UserErrors.single(
-            "deploy", "", "NAPALM is not installed", "pip install 'fatpaths-cfg[deploy]'"
+            "deploy", "", f"NAPALM cannot be imported ({exc})",
+            "pip install 'fatpaths-cfg[deploy]'"
         ) from None
     if platform == "frr":
         from fatpaths_cfg.deploy.frr_driver import FrrDriver
 
         return FrrDriver
     if platform == "linux":
-        raise UserErrors.single(
-            "deploy", "platform", "linux switches cannot be deployed yet (no driver)",
-            "run the compiled configs/linux/<switch>.sh on the box, or use the frr platform",
-        )
+        from fatpaths_cfg.deploy.linux_driver import LinuxDriver
+
+        return LinuxDriver
     try:
         driver: type[Any] = get_network_driver(platform)
         return driver
@@ -109,7 +126,9 @@ def driver_class(platform: str) -> type[Any]:
         ) from None
 
 
-def plan_targets(out: Path, limit: list[str] | None) -> tuple[list[DeployTarget], list[str]]:
+def plan_targets(
+    out: Path, limit: list[str] | None, book: DeviceBook
+) -> tuple[list[DeployTarget], list[str]]:
     """Targets and skipped switch names; every problem of the input is reported at once."""
     compiled = load_compiled(out)
     switches = {s["name"]: s for s in compiled.data["switches"]}
@@ -118,40 +137,55 @@ def plan_targets(out: Path, limit: list[str] | None) -> tuple[list[DeployTarget]
     for name in limit or []:
         if name not in switches:
             errors.add("--limit", 0, name, "unknown switch", f"one of {', '.join(switches)}")
+    for name in book.unknown_names(set(switches)):
+        where = book.source.file if book.source else "--devices"
+        line = book.source.line_of(("devices", name)) if book.source else 0
+        errors.add(where, line, f"devices.{name}", "not a switch of this fabric",
+                   f"one of {', '.join(switches)}")
     chosen = [switches[n] for n in limit if n in switches] if limit else list(switches.values())
-    skipped = [] if limit else [s["name"] for s in chosen if not s.get("mgmt")]
-    targets = []
+    skipped, targets = [], []
     for switch in chosen:
-        name, platform = switch["name"], switch["platform"]
-        if not switch.get("mgmt"):
+        target = _target(compiled, switch, book, out, errors)
+        if target is None and not errors.errors:
             if limit:
-                errors.add(fabric_file, 0, f"switches.{name}.mgmt", "no management address",
-                           "set `mgmt:` for the switch in the inventory and recompile")
-            continue
-        if platform not in CONFIG_PATHS and platform != "linux":
-            errors.add(fabric_file, 0, f"switches.{name}.platform",
-                       f"platform {platform!r} cannot be deployed", "frr, eos or sonic")
-            continue
-        try:
-            driver_class(platform)
-        except UserErrors as exc:
-            errors.errors.extend(
-                type(e)(e.file, e.line, f"switches.{name}.platform", e.message, e.hint)
-                for e in exc.errors
-            )
-            continue
-        config = out / CONFIG_PATHS[platform].format(name=name)
-        if not config.exists():
-            errors.add(str(config), 0, "", f"no compiled {platform} config for {name}",
-                       f"fatpaths compile INVENTORY -o {out} --platform {platform}")
-            continue
-        targets.append(DeployTarget(name, platform, switch["mgmt"], config,
-                                    used_ports(compiled, name), expected_routes(platform, config)))
+                errors.add(fabric_file, 0, f"switches.{switch['name']}.mgmt",
+                           "no management address", "set `mgmt:` for the switch in the "
+                           "inventory and recompile, or give it in a --devices file")
+            skipped.append(switch["name"])
+        elif target is not None:
+            targets.append(target)
     if not targets and not errors.errors:
         errors.add(fabric_file, 0, "switches", "no switch has a management address",
-                   "set `mgmt:` for the switches in the inventory and recompile")
+                   "set `mgmt:` in the inventory and recompile, or give a --devices file")
     errors.raise_if_any()
     return targets, skipped
+
+
+def _target(compiled: LoadedCompiled, switch: dict[str, Any], book: DeviceBook, out: Path,
+            errors: ErrorCollector) -> DeployTarget | None:
+    name, platform = switch["name"], switch["platform"]
+    fabric_file = str(out / "fabric.json")
+    access = book.access(name, switch["index"], switch.get("mgmt"), errors)
+    if access is None:
+        return None
+    if platform not in CONFIG_PATHS:
+        errors.add(fabric_file, 0, f"switches.{name}.platform",
+                   f"platform {platform!r} cannot be deployed", ", ".join(CONFIG_PATHS))
+        return None
+    try:
+        driver_class(platform)
+    except UserErrors as exc:
+        errors.errors.extend(type(e)(e.file, e.line, f"switches.{name}.platform", e.message,
+                                     e.hint) for e in exc.errors)
+        return None
+    config = out / CONFIG_PATHS[platform].format(name=name)
+    if not config.exists():
+        errors.add(str(config), 0, "", f"no compiled {platform} config for {name}",
+                   f"fatpaths compile INVENTORY -o {out} --platform {platform}")
+        return None
+    return DeployTarget(name, platform, access, config, tuple(switch["ports"]),
+                        used_ports(compiled, name), expected_routes(platform, config),
+                        expected_neighbours(compiled, name))
 
 
 def used_ports(compiled: LoadedCompiled, name: str) -> tuple[str, ...]:
@@ -165,41 +199,42 @@ def used_ports(compiled: LoadedCompiled, name: str) -> tuple[str, ...]:
     return tuple(sorted(ports))
 
 
-def expected_routes(platform: str, config: Path) -> frozenset[str] | None:
-    if platform != "frr":
-        return None
-    return frozenset(ROUTE_LINE.findall((config / "frr.conf").read_text(encoding="utf-8")))
+def expected_routes(platform: str, config: Path) -> RouteTable | None:
+    if platform == "frr":
+        return frr_compiled_table((config / "frr.conf").read_text(encoding="utf-8"))
+    if platform == "linux":
+        return script_compiled_table(config.read_text(encoding="utf-8"))
+    return None
 
 
-def driver_for(target: DeployTarget, credentials: Credentials, options: DeployOptions) -> Any:
-    optional: dict[str, Any] = {"port": options.port}
-    if target.platform == "frr":
-        extra = {
-            "key_file": credentials.key_file,
-            "known_hosts": options.known_hosts,
-            "frr_dir": options.frr_dir,
-            "state_dir": options.state_dir,
-            "vty_socket": options.vty_socket,
-        }
+def driver_for(target: DeployTarget, options: DeployOptions) -> Any:
+    credentials = target.access.credentials
+    optional: dict[str, Any] = {"port": target.access.port}
+    if target.platform in SSH_PLATFORMS:
+        extra = {"key_file": credentials.key_file, "known_hosts": options.known_hosts}
         optional.update({k: str(v) for k, v in extra.items() if v is not None})
+        optional.update(target.access.paths)
+        optional["fabric_ports"] = target.ports
     cls = driver_class(target.platform)
-    return cls(target.mgmt, credentials.username, credentials.password or "", options.timeout,
-               optional)
+    return cls(target.access.host, credentials.username, credentials.password or "",
+               options.timeout, optional)
 
 
-def deploy_switch(
-    target: DeployTarget, credentials: Credentials, options: DeployOptions
+def on_device(
+    target: DeployTarget, options: DeployOptions,
+    work: Callable[[Any, SwitchResult], None],
 ) -> SwitchResult:
+    """Open the switch, run `work`, close; any device error fails this switch only."""
     result = SwitchResult(target.name, target.platform, target.mgmt)
     started = time.monotonic()
-    driver = driver_for(target, credentials, options)
+    driver = driver_for(target, options)
     try:
         driver.open()
     except Exception as exc:  # any driver's connect error: the switch failed, not the run
         result.detail = f"connect: {exc}"
         return result
     try:
-        _load_commit_verify(driver, target, options, result)
+        work(driver, result)
     except Exception as exc:  # a device error must not stop the other switches
         result.status, result.detail = "failed", f"{type(exc).__name__}: {exc}"
     finally:
@@ -208,10 +243,15 @@ def deploy_switch(
     return result
 
 
+def deploy_switch(target: DeployTarget, options: DeployOptions) -> SwitchResult:
+    return on_device(target, options,
+                     lambda driver, result: _load_commit_verify(driver, target, options, result))
+
+
 def _load_commit_verify(
     driver: Any, target: DeployTarget, options: DeployOptions, result: SwitchResult
 ) -> None:
-    missing = sorted(set(target.ports) - set(driver.get_interfaces()))
+    missing = sorted(set(target.cabled) - set(driver.get_interfaces()))
     if missing:
         result.detail = f"cabling: no port {', '.join(missing)} on the device"
         return
@@ -221,71 +261,145 @@ def _load_commit_verify(
         result.detail = f"candidate rejected: {exc}"
         return
     result.diff = driver.compare_config()
-    if options.dry_run:
+    if options.dry_run or (not options.commit and not result.diff):
         driver.discard_config()
         result.status = "diff" if result.diff else "unchanged"
         return
     if not options.commit:
-        result.status = "staged" if result.diff else "unchanged"
+        result.status = "staged"
         return
     if not result.diff:
         driver.discard_config()
-        result.status = "unchanged"
-        problem = verify_routes(driver, target, options, result)
-        if problem:
-            result.status, result.detail = "failed", problem
+        problem = verify_device(driver, target, options, result)
+        result.status, result.detail = ("failed", problem) if problem else ("unchanged", "")
         return
     try:
-        driver.commit_config()
+        driver.commit_config(revert_in=options.revert_in)
     except Exception as exc:
-        result.status, result.detail = "rolled back", f"commit: {exc}"
+        refused = type(exc).__name__ == "CommitRefused"
+        result.status = "failed" if refused else "rolled back"
+        result.detail = f"commit: {exc}"
         return
-    problem = verify_routes(driver, target, options, result)
+    problem = verify_device(driver, target, options, result)
     if not problem:
-        result.status = "committed"
+        result.status = "pending" if options.revert_in else "committed"
+        if options.revert_in:
+            result.detail = (f"reverts itself in {options.revert_in} s unless confirmed "
+                             "(fatpaths deploy OUT --confirm-commit)")
         return
-    driver.rollback()
-    result.status, result.detail = "rolled back", problem
+    roll_back(driver, result, problem)
 
 
-def verify_routes(
+def roll_back(driver: Any, result: SwitchResult, problem: str) -> None:
+    try:
+        driver.rollback()
+    except Exception as exc:
+        result.status = "failed"
+        result.detail = f"{problem}; ROLLBACK NOT VERIFIED: {exc}"
+        return
+    result.status = "rolled back"
+    result.detail = f"{problem} (saved running state restored and read back)"
+
+
+def verify_device(
     driver: Any, target: DeployTarget, options: DeployOptions, result: SwitchResult
 ) -> str:
-    """'' when the device holds exactly the compiled static routes, else what differs."""
-    if target.routes is None or not hasattr(driver, "installed_static_routes"):
+    """'' when the device's RIB and FIB hold exactly the compiled routes (prefix and next hops)
+    and its running state equals the installed files; else what differs."""
+    if target.routes is None or not hasattr(driver, "get_route_tables"):
+        result.detail = "routes not read back (no reader for this platform)"
         return ""
     deadline = time.monotonic() + options.verify_timeout
     while True:
         # zebra installs routes asynchronously after the reload returns.
-        installed = driver.installed_static_routes()
-        result.routes = f"{len(installed & target.routes)}/{len(target.routes)}"
-        if installed == target.routes:
-            return ""
-        if time.monotonic() > deadline:
-            missing, extra = target.routes - installed, installed - target.routes
-            return (f"verify: {len(missing)} compiled routes not installed "
-                    f"({', '.join(sorted(missing)[:3])}), {len(extra)} unexpected")
-        time.sleep(0.2)
+        checks = read_route_checks(driver, target.routes)
+        result.routes = f"{min(c.matching for c in checks)}/{len(target.routes)}"
+        if all(c.ok for c in checks) or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    problems = [c.describe() for c in checks if not c.ok]
+    drift = driver.installed_drift()
+    if drift:
+        changed = [line for line in drift.splitlines() if line[:1] in "+-"
+                   and not line.startswith(("+++", "---"))]
+        problems.append(f"running differs from installed: {', '.join(changed[:3])}")
+    return "; ".join(problems)
+
+
+def read_route_checks(driver: Any, expected: RouteTable) -> list[RouteCheck]:
+    rib, fib = driver.get_route_tables()
+    checks = [] if rib is None else [RouteCheck("rib", expected, rib)]
+    return [*checks, RouteCheck("fib", expected, fib)]
+
+
+def _parallel(items: Iterable[T], work: Callable[[T], R], parallel: int) -> list[R]:
+    # Threads wait on SSH round trips, so more workers than cores still help; the bound keeps
+    # a 1000-switch fabric from opening 1000 sessions at once.
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        return list(pool.map(work, items))
+
+
+def check_cabling(
+    targets: list[DeployTarget], options: DeployOptions, parallel: int
+) -> tuple[list[SwitchResult], list[CablingProblem]]:
+    problems: list[CablingProblem] = []
+
+    def one(target: DeployTarget) -> SwitchResult:
+        def work(driver: Any, result: SwitchResult) -> None:
+            seen = seen_neighbours(driver.get_lldp_neighbors())
+            found = compare_cabling(target.name, target.ports, target.neighbours, seen)
+            problems.extend(found)
+            result.status = "miscabled" if found else "cabled"
+            result.detail = f"{len(seen)} LLDP neighbours, {len(found)} problems"
+
+        return on_device(target, options, work)
+
+    results = _parallel(targets, one, parallel)
+    return results, sorted(problems)
 
 
 def deploy(
     out: Path,
     limit: list[str] | None,
-    credentials: Credentials,
+    book: DeviceBook,
     options: DeployOptions,
     parallel: int = 4,
     on_result: Callable[[SwitchResult], None] | None = None,
+    cabling_first: bool = False,
 ) -> DeployReport:
-    targets, skipped = plan_targets(out, limit)
+    targets, skipped = plan_targets(out, limit, book)
     report = DeployReport(skipped=skipped)
+    if cabling_first:
+        results, report.cabling = check_cabling(targets, options, parallel)
+        if report.cabling or not all(r.status == "cabled" for r in results):
+            # Nothing is pushed onto a fabric wired otherwise than compiled.
+            report.results = results
+            return report
 
     def one(target: DeployTarget) -> SwitchResult:
-        result = deploy_switch(target, credentials, options)
+        result = deploy_switch(target, options)
         if on_result is not None:
             on_result(result)
         return result
 
-    # Threads wait on SSH round trips, so more workers than cores still help.
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        report.results = list(pool.map(one, targets))
+    report.results = _parallel(targets, one, parallel)
     return report
+
+
+def confirm(
+    out: Path, limit: list[str] | None, book: DeviceBook, options: DeployOptions,
+    parallel: int = 4,
+) -> DeployReport:
+    """Confirm a `--confirm SECONDS` commit: each switch's revert timer is stopped, and read
+    back as stopped."""
+    targets, skipped = plan_targets(out, limit, book)
+
+    def work(driver: Any, result: SwitchResult) -> None:
+        driver.confirm_commit()
+        if driver.has_pending_commit():
+            result.status, result.detail = "failed", "the revert timer is still armed"
+        else:
+            result.status = "confirmed"
+
+    results = _parallel(targets, lambda t: on_device(t, options, work), parallel)
+    return DeployReport(results, skipped)

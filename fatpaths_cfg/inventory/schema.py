@@ -176,6 +176,29 @@ class AddressingSpec(StrictModel):
         return value
 
 
+class MgmtSpec(StrictModel):
+    """Management addresses of switches that do not give their own `mgmt:` (generated
+    fabrics have no per-switch entries): a per-switch map first, then the pool, where switch i
+    (in fabric order) gets the pool's (i+1)-th host address."""
+
+    pool: str | None = None
+    addresses: dict[Name, str] = {}
+
+    @field_validator("pool")
+    @classmethod
+    def _pool(cls, value: str | None) -> str | None:
+        if value is not None:
+            ipaddress.ip_network(value)
+        return value
+
+    @field_validator("addresses")
+    @classmethod
+    def _addresses(cls, value: dict[str, str]) -> dict[str, str]:
+        for address in value.values():
+            ipaddress.ip_address(address)
+        return value
+
+
 class InventorySpec(StrictModel):
     fabric: Name
     description: str | None = None
@@ -186,6 +209,7 @@ class InventorySpec(StrictModel):
     generate: GenerateSpec | None = None
     routing: RoutingSpec = RoutingSpec()
     addressing: AddressingSpec = AddressingSpec()
+    mgmt: MgmtSpec | None = None
 
     @model_validator(mode="after")
     def _wiring_or_generator(self) -> InventorySpec:
