@@ -1,0 +1,220 @@
+"""`fatpaths sweep SWEEP.yaml` and `fatpaths tune INVENTORY`.
+
+Dask and pyarrow are imported inside the commands only, so `fatpaths --help` and the other
+commands do not pay for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from fatpaths_cfg.sweep.results import ResultsFolder
+from fatpaths_cfg.sweep.spec import SweepPlan
+
+console = Console()
+RowHook = Callable[[dict[str, Any]], None]
+
+SCHEDULER_HELP = "Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a "
+SCHEDULER_HELP += "local cluster sized to this machine)."
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    total: int
+    already_done: int
+    computed: int
+    failed: int
+    where: str
+
+
+def result_line(row: dict[str, Any]) -> str:
+    """One finished task, as printed when stdout is not a terminal (logs, CI)."""
+    point = (
+        f"{row['topology']} n={row['layers']} rho={row['rho']:g} {row['algorithm']} "
+        f"seed={row['seed']} {row['task']} {row['traffic']}/{row['scheme']}"
+    )
+    if row["status"] != "ok":
+        return f"error {point}: {str(row['error']).splitlines()[0]}"
+    metric = "mat" if row["task"] == "analyze" else "fct_p99_us"
+    return f"ok {point}: {metric}={row[metric]} ({row['seconds']:.2f} s)"
+
+
+@contextmanager
+def result_display(total: int) -> Iterator[RowHook]:
+    """A progress bar on a terminal; otherwise one line per result."""
+    count = 0
+    if not console.is_terminal:
+
+        def line(row: dict[str, Any]) -> None:
+            nonlocal count
+            count += 1
+            print(f"[{count}/{total}] {result_line(row)}", flush=True)
+
+        yield line
+        return
+    columns = (
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("sweep", total=total, failed=0)
+        failed = 0
+
+        def advance(row: dict[str, Any]) -> None:
+            nonlocal failed
+            if row["status"] != "ok":
+                failed += 1
+                bar.console.print(result_line(row), markup=False, highlight=False)
+            bar.update(task, advance=1, failed=failed)
+
+        yield advance
+
+
+def execute_sweep(
+    plan: SweepPlan,
+    folder: ResultsFolder,
+    scheduler: str | None,
+    workers: int | None,
+    retry_failed: bool = False,
+    on_row: RowHook | None = None,
+) -> SweepRun:
+    """Run the tasks the dataset does not hold yet; rows stream into it as they finish."""
+    from fatpaths_cfg.sweep.dataset import DatasetWriter, finished_keys
+    from fatpaths_cfg.sweep.engine import connect, run_tasks
+    from fatpaths_cfg.sweep.results import claim_results_folder
+
+    done = finished_keys(folder.dataset, include_failed=not retry_failed)
+    pending = [task for task in plan.tasks if task.key not in done]
+    already = len(plan.tasks) - len(pending)
+    if not pending:
+        return SweepRun(len(plan.tasks), already, 0, 0, "nothing to run")
+    writer = DatasetWriter(folder.dataset)
+    failed = 0
+    with connect(scheduler, workers) as (client, where):
+        claim_results_folder(folder, plan.name, str(plan.file))
+        console.print(
+            f"{plan.name}: {len(plan.tasks)} tasks, {already} already in {folder.dataset}, "
+            f"running {len(pending)} on {where}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        with result_display(len(pending)) as show:
+
+            def record(row: dict[str, Any]) -> None:
+                nonlocal failed
+                writer.add(row)
+                failed += row["status"] != "ok"
+                show(row)
+                if on_row is not None:
+                    on_row(row)
+
+            try:
+                run_tasks(client, pending, record)
+            finally:
+                writer.flush()
+    return SweepRun(len(plan.tasks), already, len(pending), failed, where)
+
+
+def write_report(plan: SweepPlan, folder: ResultsFolder) -> list[Path]:
+    """summary.md and the plots, from this sweep's rows of the dataset."""
+    from fatpaths_cfg.sweep.dataset import read_rows
+    from fatpaths_cfg.sweep.plots import sweep_plots
+    from fatpaths_cfg.sweep.results import write_if_changed
+    from fatpaths_cfg.sweep.summary import summary_markdown
+
+    keys = {task.key for task in plan.tasks}
+    rows = [row for row in read_rows(folder.dataset) if row["key"] in keys]
+    files = {"summary.md": summary_markdown(plan.name, rows).encode()}
+    files.update(sweep_plots(plan.name, rows))
+    for name, content in files.items():
+        write_if_changed(folder.directory / name, content)
+    return [folder.directory / name for name in files]
+
+
+def print_best(plan: SweepPlan, folder: ResultsFolder) -> None:
+    from fatpaths_cfg.sweep.dataset import read_rows
+    from fatpaths_cfg.sweep.summary import best_point, point_scores, task_groups
+
+    keys = {task.key for task in plan.tasks}
+    rows = [row for row in read_rows(folder.dataset) if row["key"] in keys]
+    table = Table(title=f"sweep {plan.name}: best routing point per fabric and task")
+    for column in ("fabric", "task traffic/scheme", "metric", "best point", "value", "routes"):
+        table.add_column(column, no_wrap=column != "task traffic/scheme")
+    for group, group_rows in task_groups(rows).items():
+        best = best_point(group, point_scores(group, group_rows))
+        if best is not None:
+            table.add_row(
+                group.topology,
+                f"{group.task} {group.traffic}/{group.scheme}",
+                group.metric,
+                best.label(),
+                f"{best.value:g}",
+                str(best.routes_per_switch),
+            )
+    console.print(table)
+
+
+def sweep_command(
+    sweep_file: Path = typer.Argument(..., help="Sweep YAML (fabrics, routing grid, tasks)."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Results folder (default: out/sweeps/<sweep name>)."
+    ),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Local worker processes (default: one per core)."
+    ),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Run again the tasks the dataset holds as failed."
+    ),
+) -> None:
+    """Run a sweep on Dask: results stream into a Parquet dataset; a rerun resumes."""
+    from fatpaths_cfg.commands import run_or_exit
+    from fatpaths_cfg.sweep.results import check_results_folder, default_results
+    from fatpaths_cfg.sweep.spec import load_sweep
+
+    plan = run_or_exit(lambda: load_sweep(sweep_file))
+    target = out or default_results(plan.name)
+    folder = run_or_exit(lambda: check_results_folder(target, plan.name))
+    run = run_or_exit(lambda: execute_sweep(plan, folder, scheduler, workers, retry_failed))
+    if run.computed == 0:
+        console.print(
+            f"{plan.name}: all {run.total} tasks already in {folder.dataset}", soft_wrap=True
+        )
+    else:
+        console.print(
+            f"{plan.name}: ran {run.computed} tasks on {run.where} ({run.failed} failed); "
+            f"{run.total} rows in {folder.dataset}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    written = write_report(plan, folder)
+    print_best(plan, folder)
+    console.print(
+        f"summary and {len(written) - 1} plots in {folder.directory}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("sweep")(sweep_command)
