@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -24,8 +24,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from fatpaths_cfg.sweep.results import ResultsFolder
-from fatpaths_cfg.sweep.spec import SweepPlan
+if TYPE_CHECKING:
+    from fatpaths_cfg.sweep.results import ResultsFolder
+    from fatpaths_cfg.sweep.spec import SweepPlan
 
 console = Console()
 RowHook = Callable[[dict[str, Any]], None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fatpaths_cfg.analysis.throughput import SCHEMES
 from fatpaths_cfg.analysis.traffic import PATTERNS as ANALYSIS_PATTERNS
 from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
-from fatpaths_cfg.fabric import build_fabric
+from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, validate_inventory, validation_errors
 from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithm, RoutingSpec
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
@@ -234,8 +234,7 @@ def _load_topologies(spec: SweepSpec, path: Path, source: SourceMap) -> list[Top
     errors: list[UserError] = []
     for i, entry in enumerate(spec.topologies):
         try:
-            loaded, label = _load_entry(entry, path, source, ("topologies", i))
-            fabric = build_fabric(loaded)
+            loaded, label, fabric = _load_entry(entry, path, source, ("topologies", i))
         except UserErrors as exc:
             errors.extend(exc.errors)
             continue
@@ -268,7 +267,7 @@ def _load_topologies(spec: SweepSpec, path: Path, source: SourceMap) -> list[Top
 
 def _load_entry(
     entry: TopologyEntry, path: Path, source: SourceMap, where: PathKey
-) -> tuple[LoadedInventory, str]:
+) -> tuple[LoadedInventory, str, Fabric]:
     if entry.inventory is not None:
         inventory = path.parent / entry.inventory
         if not inventory.is_file():
@@ -282,7 +281,8 @@ def _load_entry(
         data, inventory_source = load_yaml(inventory)
         if isinstance(data, dict) and entry.name is not None:
             data = {**data, "fabric": entry.name}
-        return validate_inventory(data, inventory_source, inventory), entry.inventory
+        loaded = validate_inventory(data, inventory_source, inventory)
+        return loaded, entry.inventory, build_fabric(loaded)
     assert entry.generate is not None
     generate = entry.generate.model_dump()
     params = " ".join(f"{k}={v}" for k, v in generate.items() if k != "kind")
@@ -294,7 +294,16 @@ def _load_entry(
         source.file, {key[len(where) :]: line for key, line in _under(source, where).items()}
     )
     data = {"fabric": name, "generate": generate}
-    return validate_inventory(data, shifted, path), f"generate {generate['kind']} {params}".strip()
+    loaded = validate_inventory(data, shifted, path)
+    try:
+        # Expanding runs the generator: a bad parameter surfaces here, not on a worker.
+        fabric = build_fabric(loaded)
+    except UserErrors as exc:
+        prefix = format_path(where)
+        raise UserErrors(
+            [replace(e, field=f"{prefix}.{e.field}" if e.field else prefix) for e in exc.errors]
+        ) from None
+    return loaded, f"generate {generate['kind']} {params}".strip(), fabric
 
 
 def _under(source: SourceMap, where: PathKey) -> dict[PathKey, int]:
@@ -305,7 +314,9 @@ def _under(source: SourceMap, where: PathKey) -> dict[PathKey, int]:
 @dataclass(frozen=True)
 class _Point:
     values: dict[str, Any]
+    # Where each value was written, and where the point as a whole was.
     origins: dict[str, PathKey]
+    where: PathKey
 
 
 def _routing_points(spec: SweepSpec, topologies: list[Topology], source: SourceMap) -> list[_Point]:
@@ -319,13 +330,13 @@ def _routing_points(spec: SweepSpec, topologies: list[Topology], source: SourceM
             at: dict[str, PathKey] = {
                 k: ("grid", k, i) for k, (i, _) in zip(axes, combo, strict=True)
             }
-            points.append(_Point({**fixed, **values}, {**origins, **at}))
+            points.append(_Point({**fixed, **values}, {**origins, **at}, ("grid",)))
     for i, point in enumerate(spec.points or []):
         values = point.model_dump(exclude_none=True)
         listed: dict[str, PathKey] = {k: ("points", i, k) for k in values}
-        points.append(_Point({**fixed, **values}, {**origins, **listed}))
+        points.append(_Point({**fixed, **values}, {**origins, **listed}, ("points", i)))
     if spec.grid is None and spec.points is None:
-        points.append(_Point(fixed, origins))
+        points.append(_Point(fixed, origins, ("routing",)))
     _check_points(points, topologies, source)
     return points
 
@@ -340,12 +351,12 @@ def _check_points(points: list[_Point], topologies: list[Topology], source: Sour
             except ValidationError as exc:
                 for error in exc.errors():
                     field = str(error["loc"][0]) if error["loc"] else ""
-                    where = point.origins.get(field, ("grid",) if field else ())
+                    where = point.origins.get(field, point.where)
                     message = str(error["msg"]).removeprefix("Value error, ")
                     errors.add(
                         source.file,
                         source.line_of(where),
-                        format_path(where) or "routing",
+                        format_path(where),
                         f"{message}, got {error.get('input')!r}" if field else message,
                     )
     errors.raise_if_any()
