@@ -217,5 +217,150 @@ def sweep_command(
     )
 
 
+def _numbers(text: str, kind: type, flag: str) -> tuple[Any, ...]:
+    from fatpaths_cfg.errors import UserErrors
+
+    try:
+        return tuple(kind(item) for item in text.split(",") if item.strip())
+    except ValueError:
+        raise UserErrors.single(
+            flag, "", f"cannot read {text!r}", "comma-separated numbers"
+        ) from None
+
+
+def tune_rows(
+    inventory: Path,
+    metric: str,
+    sweep_file: Path | None,
+    results: Path | None,
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[str, ...]],
+    scheduler: str | None,
+    workers: int | None,
+) -> tuple[list[dict[str, Any]], str]:
+    """The rows tune chooses from, and where they came from: an existing results folder, a
+    sweep run (or resumed) now, or tune's own small sweep of this inventory."""
+    from fatpaths_cfg.sweep.dataset import read_rows
+    from fatpaths_cfg.sweep.results import (
+        ResultsFolder,
+        check_results_folder,
+        claim_results_folder,
+        default_results,
+    )
+    from fatpaths_cfg.sweep.spec import load_sweep
+    from fatpaths_cfg.sweep.tune import default_sweep_yaml
+
+    if results is not None and sweep_file is None and ResultsFolder(results).dataset.is_dir():
+        return read_rows(ResultsFolder(results).dataset), str(ResultsFolder(results).dataset)
+    if sweep_file is None:
+        fabric = yaml_fabric_name(inventory)
+        target = results or default_results(f"tune-{fabric}")
+        sweep_file = target / "tune-sweep.yaml"
+        claim_results_folder(
+            check_results_folder(target, f"tune-{fabric}"), f"tune-{fabric}", str(sweep_file)
+        )
+        sweep_file.write_text(default_sweep_yaml(inventory, target, metric, *grid), "utf-8")
+    plan = load_sweep(sweep_file)
+    folder = check_results_folder(results or default_results(plan.name), plan.name)
+    execute_sweep(plan, folder, scheduler, workers)
+    write_report(plan, folder)
+    keys = {task.key for task in plan.tasks}
+    return [row for row in read_rows(folder.dataset) if row["key"] in keys], str(folder.dataset)
+
+
+def yaml_fabric_name(inventory: Path) -> str:
+    from fatpaths_cfg.inventory.load import load_inventory
+
+    return load_inventory(inventory).spec.fabric
+
+
+def tune_command(
+    inventory: Path = typer.Argument(..., help="Inventory YAML to tune."),
+    max_routes: int | None = typer.Option(
+        None, "--max-routes", min=1, help="Routes a switch can hold (FIB entries)."
+    ),
+    max_vlans: int | None = typer.Option(
+        None, "--max-vlans", min=0, help="VLAN ids a switch can give the layers."
+    ),
+    max_address_bits: int | None = typer.Option(
+        None, "--max-address-bits", min=1, help="Bits of the host pool for layer+switch+host."
+    ),
+    metric: str = typer.Option(
+        "mat", "--metric", help="mat (analyze, higher is better) or fct_p99_us (simulate)."
+    ),
+    sweep_file: Path | None = typer.Option(
+        None, "--sweep", help="Sweep YAML to run (or resume) and choose from."
+    ),
+    results: Path | None = typer.Option(
+        None,
+        "--results",
+        help="Results folder to choose from; without --sweep, one that holds results is read "
+        "as is, and tune's own sweep runs into one that does not.",
+    ),
+    layers: str = typer.Option("1,2,4,8", "--layers", help="Layer counts of tune's own sweep."),
+    rho: str = typer.Option("0.5,0.7", "--rho", help="rho values of tune's own sweep."),
+    algorithms: str = typer.Option("random", "--algorithms", help="Layer algorithms to try."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Tuned inventory to write (default: INVENTORY-tuned.yaml)."
+    ),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="Local worker processes."),
+) -> None:
+    """Pick the best (layers, rho, algorithm) under hardware limits; write a tuned inventory."""
+    from fatpaths_cfg.commands import run_or_exit
+    from fatpaths_cfg.errors import UserErrors
+    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.sweep.tune import (
+        METRIC_TASK,
+        TUNED_INVENTORY,
+        Limits,
+        check_tuned_target,
+        choose,
+        tuned_inventory_text,
+    )
+
+    if metric not in METRIC_TASK:
+        error = UserErrors.single("--metric", "", f"unknown metric {metric!r}", "mat or fct_p99_us")
+        run_or_exit(lambda: _raise(error))
+    fabric = run_or_exit(lambda: yaml_fabric_name(inventory))
+    target = out or inventory.with_name(f"{inventory.stem}-tuned.yaml")
+    run_or_exit(lambda: check_tuned_target(target, inventory))
+    grid = run_or_exit(
+        lambda: (
+            _numbers(layers, int, "--layers"),
+            _numbers(rho, float, "--rho"),
+            tuple(a.strip() for a in algorithms.split(",") if a.strip()),
+        )
+    )
+    rows, source = run_or_exit(
+        lambda: tune_rows(inventory, metric, sweep_file, results, grid, scheduler, workers)
+    )
+    limits = Limits(max_routes, max_vlans, max_address_bits)
+    choice = run_or_exit(lambda: choose(rows, fabric, metric, limits, source))
+    text = tuned_inventory_text(inventory, choice)
+    run_or_exit(lambda: check_tuned_inventory(text, target))
+    run_or_exit(lambda: write_owned_file(target, text, TUNED_INVENTORY))
+    console.print(f"tuned {fabric} from {source}:", highlight=False, soft_wrap=True)
+    for line in choice.explanation():
+        console.print(f"  {line}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {target} (compiles; routing block replaced)", soft_wrap=True)
+
+
+def _raise(error: Exception) -> None:
+    raise error
+
+
+def check_tuned_inventory(text: str, target: Path) -> None:
+    """The tuned inventory must load and compile before it is written."""
+    import yaml
+
+    from fatpaths_cfg.api import compile_loaded
+    from fatpaths_cfg.inventory.load import validate_inventory
+    from fatpaths_cfg.inventory.yaml_source import SourceMap
+
+    loaded = validate_inventory(yaml.safe_load(text), SourceMap(str(target)), target)
+    compile_loaded(loaded)
+
+
 def add_commands(app: typer.Typer) -> None:
     app.command("sweep")(sweep_command)
+    app.command("tune")(tune_command)
