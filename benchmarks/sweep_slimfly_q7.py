@@ -19,13 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fatpaths_cfg.sweep.engine import machine_cores
 from fatpaths_cfg.sweep.spec import load_sweep
 from fatpaths_cfg.sweep.tasks import run_task
 
+REPO = Path(__file__).resolve().parent.parent
 TARGET_S = 180.0
 SWEEP = """\
 sweep: slimfly-q7-grid

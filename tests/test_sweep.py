@@ -175,7 +175,9 @@ def test_cli_runs_resumes_and_names_the_cluster(tmp_path: Path, cluster: DaskClu
     second = CliRunner().invoke(build_app(), args)
     assert second.exit_code == 0, second.output
     assert "all 8 tasks already in" in second.output
-    assert "n=3 rho=0.7 random" in second.output
+    assert "best routing point per fabric and task" in second.output
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "Best: **n=3 rho=0.7 random**" in summary
 
 
 def test_results_folder_is_never_someone_elses(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 console = Console()
 RowHook = Callable[[dict[str, Any]], None]
+# What a shell reports for a command stopped by Ctrl-C.
+EXIT_INTERRUPTED = 130
 
 SCHEDULER_HELP = "Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a "
 SCHEDULER_HELP += "local cluster sized to this machine)."
@@ -159,17 +161,16 @@ def print_best(plan: SweepPlan, folder: ResultsFolder) -> None:
     keys = {task.key for task in plan.tasks}
     rows = [row for row in read_rows(folder.dataset) if row["key"] in keys]
     table = Table(title=f"sweep {plan.name}: best routing point per fabric and task")
-    for column in ("fabric", "task traffic/scheme", "metric", "best point", "value", "routes"):
-        table.add_column(column, no_wrap=column != "task traffic/scheme")
+    for column in ("fabric", "task", "best point", "metric", "routes"):
+        table.add_column(column)
     for group, group_rows in task_groups(rows).items():
         best = best_point(group, point_scores(group, group_rows))
         if best is not None:
             table.add_row(
                 group.topology,
                 f"{group.task} {group.traffic}/{group.scheme}",
-                group.metric,
                 best.label(),
-                f"{best.value:g}",
+                f"{group.metric} {best.value:g}",
                 str(best.routes_per_switch),
             )
     console.print(table)
@@ -196,7 +197,15 @@ def sweep_command(
     plan = run_or_exit(lambda: load_sweep(sweep_file))
     target = out or default_results(plan.name)
     folder = run_or_exit(lambda: check_results_folder(target, plan.name))
-    run = run_or_exit(lambda: execute_sweep(plan, folder, scheduler, workers, retry_failed))
+    try:
+        run = run_or_exit(lambda: execute_sweep(plan, folder, scheduler, workers, retry_failed))
+    except KeyboardInterrupt:
+        console.print(
+            f"interrupted: finished rows are kept in {folder.dataset}; run the same command "
+            "to resume",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if run.computed == 0:
         console.print(
             f"{plan.name}: all {run.total} tasks already in {folder.dataset}", soft_wrap=True

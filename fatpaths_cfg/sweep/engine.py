@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -58,20 +60,36 @@ def connect(scheduler: str | None, workers: int | None = None) -> Iterator[tuple
             client.close()
         return
     count = workers or machine_cores()
-    cluster = LocalCluster(
-        n_workers=count,
-        threads_per_worker=1,
-        processes=True,
-        # A free port: a fixed one would collide with another cluster on the machine.
-        dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
-    )
+    with _workers_ignore_ctrl_c():
+        cluster = LocalCluster(
+            n_workers=count,
+            threads_per_worker=1,
+            processes=True,
+            # A free port: a fixed one would collide with another cluster on the machine.
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        )
     client = Client(cluster)
     try:
         yield client, f"local cluster ({count} worker processes)"
     finally:
         client.close()
         cluster.close()
+
+
+@contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Ctrl-C reaches every process of the terminal's group: local workers, started while
+    SIGINT is ignored, inherit that and leave the shutdown to this process, instead of each
+    printing its own KeyboardInterrupt traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def run_tasks(client: Client, tasks: list[SweepTask], on_row: RowHook) -> None:
