@@ -25,6 +25,7 @@ from fatpaths_cfg.sweep.tune import (
 INVENTORY = """\
 # An 18-switch Slim Fly to tune.
 fabric: sf3
+defaults: {platform: eos}
 generate: {kind: slimfly, q: 3}
 routing: {layers: 2, rho: 0.6, seed: 3}   # as first guessed
 addressing:
@@ -105,9 +106,11 @@ def test_tune_writes_a_compiling_copy_and_refuses_foreign_files(
     routing = yaml.safe_load(text)["routing"]
     assert routing["layers"] <= 4 and routing["seed"] == 3
     assert "# An 18-switch Slim Fly to tune.\nfabric: sf3\n" in text
-    compiled = api.compile_fabric(tuned)
-    assert len(compiled.layers) == routing["layers"]
-    assert (tmp_path / "out" / "sweeps" / "tune-sf3" / "tune-sweep.yaml").is_file()
+    summary = api.compile_to_directory(tuned, tmp_path / "compiled")
+    assert (summary.directory / "configs" / "eos").is_dir()
+    assert len(api.compile_fabric(tuned).layers) == routing["layers"]
+    tune_sweep = tmp_path / "out" / "sweeps" / "tune-sf3" / "tune-sweep.yaml"
+    assert yaml.safe_load(tune_sweep.read_text(encoding="utf-8"))["seeds"] == [3]
     # A rerun may replace what tune wrote (and computes nothing new) ...
     again = CliRunner().invoke(build_app(), args)
     assert again.exit_code == 0, again.output

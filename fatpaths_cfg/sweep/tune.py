@@ -173,18 +173,23 @@ def default_sweep_yaml(
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS,
 ) -> str:
     """The small sweep tune runs when given none: the layer counts and densities that matter
-    most (RESEARCH.md section 3), one task measuring `metric`."""
+    most (RESEARCH.md section 3), one task measuring `metric`, on the inventory's own routing
+    seed, so that the tuned inventory compiles to exactly the layers that were measured."""
+    from fatpaths_cfg.inventory.load import load_inventory
+
     task: dict[str, Any] = (
         {"analyze": {"traffic": "permutation", "pairs": 100}}
         if METRIC_TASK[metric] == "analyze"
         else {"simulate": {"workload": "permutation", "size": "64KiB"}}
     )
-    fabric = yaml.safe_load(inventory.read_text(encoding="utf-8")).get("fabric", inventory.stem)
+    spec = load_inventory(inventory).spec
+    fabric = spec.fabric
     data = {
         "sweep": f"tune-{fabric}",
         "description": f"written by fatpaths tune for {inventory.name}",
         "topologies": [{"inventory": os.path.relpath(inventory.resolve(), folder.resolve())}],
         "grid": {"layers": list(layers), "rho": list(rho), "algorithm": list(algorithms)},
+        "seeds": [spec.routing.seed],
         "tasks": [task],
     }
     return f"{TUNED_INVENTORY} sweep for {inventory.name}\n" + yaml.safe_dump(data, sort_keys=False)
