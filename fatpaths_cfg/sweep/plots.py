@@ -123,6 +123,7 @@ def pareto(name: str, group: TaskGroup, scores: list[PointScore]) -> bytes:
             axis.text(
                 0.5, 0.5, "prefix encoding: no VLANs used", transform=axis.transAxes, ha="center"
             )
+            axis.set_xticks([0])
         axis.set_xlabel(f"{cost_label} (fewer is cheaper)")
         axis.set_ylabel(METRIC_LABEL[group.metric])
         axis.grid(alpha=0.3)
