@@ -83,6 +83,24 @@ def test_failed_task_is_recorded_and_the_others_run(tmp_path: Path) -> None:
     assert all(r["status"] == "ok" for r in rows if r["layers"] == 1)
 
 
+def test_retry_failed_runs_only_the_failed_tasks_and_keeps_one_row_each(
+    tmp_path: Path, cluster: DaskCluster
+) -> None:
+    text = TINY_SWEEP.replace("rho: [0.7]", "rho: [0.05]").replace(
+        "grid:", "routing: {max_resamples: 2}\ngrid:"
+    )
+    plan = tiny_plan(tmp_path, text)
+    folder = ResultsFolder(tmp_path / "results")
+    first = execute_sweep(plan, folder, cluster.address, None)
+    assert first.failed == 4
+    retried: list[dict[str, Any]] = []
+    again = execute_sweep(plan, folder, cluster.address, None, True, retried.append)
+    assert again.computed == 4
+    assert {row["layers"] for row in retried} == {3}
+    rows = read_rows(folder.dataset)
+    assert len(rows) == 8 and len({row["key"] for row in rows}) == 8
+
+
 def test_local_cluster_and_separate_processes_give_identical_rows(
     tmp_path: Path, cluster: DaskCluster
 ) -> None:

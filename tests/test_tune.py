@@ -142,3 +142,24 @@ def test_tune_from_existing_results_under_impossible_limits_fails_cleanly(
     assert result.exit_code == 2
     assert "none of 2 routing points fits routes per switch <= 5" in result.stderr
     assert not (tmp_path / "tight.yaml").exists()
+
+
+def test_tune_chooses_from_a_given_sweep_by_p99_fct(
+    tmp_path: Path, cluster: DaskCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sf3.yaml").write_text(INVENTORY, encoding="utf-8")
+    sweep = tmp_path / "s3.yaml"
+    sweep.write_text(
+        "sweep: s3\ntopologies: [{inventory: sf3.yaml}]\ngrid: {layers: [1, 2, 4], rho: [0.6]}\n"
+        "tasks: [{simulate: {workload: permutation, size: 16KiB}}]\n",
+        encoding="utf-8",
+    )
+    args = ["tune", "sf3.yaml", "--sweep", str(sweep), "--metric", "fct_p99_us"]
+    result = CliRunner().invoke(build_app(), [*args, "--scheduler", cluster.address])
+    assert result.exit_code == 0, result.output
+    assert "lowest p99 flow completion time [us]" in result.output
+    assert "of 3 routing points within no hardware limits" in result.output
+    assert (tmp_path / "out" / "sweeps" / "s3" / "results.parquet").is_dir()
+    tuned = yaml.safe_load((tmp_path / "sf3-tuned.yaml").read_text(encoding="utf-8"))
+    assert tuned["routing"]["layers"] in (1, 2, 4)

@@ -30,6 +30,13 @@ if TYPE_CHECKING:
 
 console = Console()
 RowHook = Callable[[dict[str, Any]], None]
+
+
+def say(text: str) -> None:
+    """A plain message: no markup (names and paths may hold [brackets]), never wrapped."""
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
 # What a shell reports for a command stopped by Ctrl-C.
 EXIT_INTERRUPTED = 130
 
@@ -115,11 +122,9 @@ def execute_sweep(
     failed = 0
     with connect(scheduler, workers) as (client, where):
         claim_results_folder(folder, plan.name, str(plan.file))
-        console.print(
+        say(
             f"{plan.name}: {len(plan.tasks)} tasks, {already} already in {folder.dataset}, "
-            f"running {len(pending)} on {where}",
-            highlight=False,
-            soft_wrap=True,
+            f"running {len(pending)} on {where}"
         )
         with result_display(len(pending)) as show:
 
@@ -200,30 +205,21 @@ def sweep_command(
     try:
         run = run_or_exit(lambda: execute_sweep(plan, folder, scheduler, workers, retry_failed))
     except KeyboardInterrupt:
-        console.print(
+        say(
             f"interrupted: finished rows are kept in {folder.dataset}; run the same command "
-            "to resume",
-            soft_wrap=True,
+            "to resume"
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if run.computed == 0:
-        console.print(
-            f"{plan.name}: all {run.total} tasks already in {folder.dataset}", soft_wrap=True
-        )
+        say(f"{plan.name}: all {run.total} tasks already in {folder.dataset}")
     else:
-        console.print(
+        say(
             f"{plan.name}: ran {run.computed} tasks on {run.where} ({run.failed} failed); "
-            f"{run.total} rows in {folder.dataset}",
-            highlight=False,
-            soft_wrap=True,
+            f"{run.total} rows in {folder.dataset}"
         )
     written = write_report(plan, folder)
     print_best(plan, folder)
-    console.print(
-        f"summary and {len(written) - 1} plots in {folder.directory}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"summary and {len(written) - 1} plots in {folder.directory}")
 
 
 def _numbers(text: str, kind: type, flag: str) -> tuple[Any, ...]:
@@ -348,10 +344,10 @@ def tune_command(
     text = tuned_inventory_text(inventory, choice)
     run_or_exit(lambda: check_tuned_inventory(text, target))
     run_or_exit(lambda: write_owned_file(target, text, TUNED_INVENTORY))
-    console.print(f"tuned {fabric} from {source}:", highlight=False, soft_wrap=True)
+    say(f"tuned {fabric} from {source}:")
     for line in choice.explanation():
-        console.print(f"  {line}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {target} (compiles; routing block replaced)", soft_wrap=True)
+        say(f"  {line}")
+    say(f"wrote {target} (compiles; routing block replaced)")
 
 
 def _raise(error: Exception) -> None:
