@@ -227,3 +227,45 @@ def test_unreachable_scheduler_is_a_user_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
     assert not out.exists()
+
+
+def _shown_row(status: str) -> dict[str, Any]:
+    return {
+        "topology": "sf",
+        "layers": 4,
+        "rho": 0.6,
+        "algorithm": "random",
+        "seed": 1,
+        "task": "analyze",
+        "traffic": "permutation",
+        "scheme": "fatpaths",
+        "status": status,
+        "error": "layer 2 never connected\nmore" if status == "error" else None,
+        "mat": 0.5 if status == "ok" else None,
+        "seconds": 0.25,
+    }
+
+
+def test_progress_bar_on_a_terminal_and_one_line_per_result_otherwise(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from fatpaths_cfg.sweep import commands
+
+    screen = io.StringIO()
+    monkeypatch.setattr(commands, "console", Console(file=screen, force_terminal=True, width=120))
+    with commands.result_display(2) as show:
+        show(_shown_row("ok"))
+        show(_shown_row("error"))
+    text = screen.getvalue()
+    assert "2/2" in text and "1 failed" in text
+    assert "error sf n=4 rho=0.6 random seed=1 analyze permutation/fatpaths: layer 2" in text
+    monkeypatch.setattr(commands, "console", Console(file=io.StringIO(), force_terminal=False))
+    with commands.result_display(2) as show:
+        show(_shown_row("ok"))
+    assert capsys.readouterr().out == (
+        "[1/2] ok sf n=4 rho=0.6 random seed=1 analyze permutation/fatpaths: mat=0.5 (0.25 s)\n"
+    )
