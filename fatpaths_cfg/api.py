@@ -16,6 +16,7 @@ from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
+from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
 from fatpaths_cfg.layers import Layer, layers_or_user_error
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
@@ -54,9 +55,23 @@ def compile_fabric(
 ) -> CompiledFabric:
     """Inventory file -> CompiledFabric, in memory. Raises UserErrors on bad input."""
     progress("loading inventory")
-    loaded, fabric = load_fabric(inventory)
+    loaded = load_inventory(inventory)
+    routing_spec = loaded.spec.routing
+    if seed is not None:
+        routing_spec = routing_spec.model_copy(update={"seed": seed})
+    return compile_loaded(loaded, routing_spec, progress)
+
+
+def compile_loaded(
+    loaded: LoadedInventory,
+    routing_spec: RoutingSpec | None = None,
+    progress: ProgressHook = _quiet,
+) -> CompiledFabric:
+    """A validated inventory -> CompiledFabric, with `routing_spec` in place of the inventory's
+    routing block when given (sweeps compile many routings of one inventory)."""
+    fabric = build_fabric(loaded)
     spec = loaded.spec
-    routing_spec = spec.routing if seed is None else spec.routing.model_copy(update={"seed": seed})
+    routing_spec = routing_spec or spec.routing
     effective_seed = routing_spec.seed
     progress("building layers")
     layers = layers_or_user_error(
@@ -88,7 +103,7 @@ def compile_fabric(
         effective_seed,
         layers,
         routing,
-        inventory.name,
+        loaded.path.name,
         address_plan=plan,
         deadlock_free=layer_deadlock_verdicts(fabric, layers, routing),
         route_counts=route_counts(fabric.nr, fabric.edges, layers, routing),

@@ -232,4 +232,5 @@ FEATURE_MODULES: tuple[str, ...] = (
     "fatpaths_cfg.lab.commands",
     "fatpaths_cfg.verify.commands",
     "fatpaths_cfg.deploy.commands",
+    "fatpaths_cfg.sweep.commands",
 )

@@ -142,6 +142,18 @@ class LoadedCompiled:
         return masks
 
 
+def loaded_in_memory(compiled: CompiledFabric) -> LoadedCompiled:
+    """What `load_compiled` would read back from this fabric's output, without writing it
+    (sweeps analyse thousands of fabrics that never reach a disk)."""
+    return LoadedCompiled(
+        Path(compiled.name),
+        compiled.to_json(),
+        compiled.fabric,
+        compiled.routing.dist,
+        compiled.routing.next_hop,
+    )
+
+
 def load_compiled(directory: Path) -> LoadedCompiled:
     """Read `fabric.json` and `routing.npz`; a missing or foreign directory is a user error."""
     fabric_file = directory / "fabric.json"

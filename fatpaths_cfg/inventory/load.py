@@ -39,7 +39,7 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> PathKey:
 
 def _allowed_keys(model: type[BaseModel], path: PathKey) -> list[str]:
     """The valid keys at the mapping that holds `path`'s last element."""
-    fields = InventorySpec.model_fields
+    fields = model.model_fields
     current: type[BaseModel] | None = model
     for part in path[:-1]:
         if isinstance(part, int) or current is None:
@@ -54,11 +54,13 @@ def _allowed_keys(model: type[BaseModel], path: PathKey) -> list[str]:
     return sorted(fields)
 
 
-def _describe(error: dict[str, Any], path: PathKey) -> tuple[str, str]:
+def _describe(
+    error: dict[str, Any], path: PathKey, model: type[BaseModel] = InventorySpec
+) -> tuple[str, str]:
     kind = error["type"]
     given = error.get("input")
     if kind == "extra_forbidden":
-        valid = _allowed_keys(InventorySpec, path)
+        valid = _allowed_keys(model, path)
         return "unknown key", ("valid keys: " + ", ".join(valid)) if valid else ""
     if kind == "missing":
         return "required field is missing", ""
@@ -105,7 +107,9 @@ def _merge_union_branches(
     return result
 
 
-def validation_errors(exc: ValidationError, data: Any, source: SourceMap) -> list[UserError]:
+def validation_errors(
+    exc: ValidationError, data: Any, source: SourceMap, model: type[BaseModel] = InventorySpec
+) -> list[UserError]:
     located = [(_data_path(data, tuple(e["loc"])), dict(e)) for e in exc.errors()]
     errors = []
     for path, group in _merge_union_branches(located):
@@ -113,7 +117,7 @@ def validation_errors(exc: ValidationError, data: Any, source: SourceMap) -> lis
             expected = " or ".join(str(e["msg"]).removeprefix("Input should be ") for e in group)
             message, hint = f"should be {expected}, got {group[0].get('input')!r}", ""
         else:
-            message, hint = _describe(group[0], path)
+            message, hint = _describe(group[0], path, model)
         errors.append(
             UserError(source.file, source.line_of(path), format_path(path), message, hint)
         )
@@ -122,6 +126,11 @@ def validation_errors(exc: ValidationError, data: Any, source: SourceMap) -> lis
 
 def load_inventory(path: Path) -> LoadedInventory:
     data, source = load_yaml(path)
+    return validate_inventory(data, source, path)
+
+
+def validate_inventory(data: Any, source: SourceMap, path: Path) -> LoadedInventory:
+    """Parsed inventory data (with its source lines) -> a validated inventory."""
     if not isinstance(data, dict):
         raise UserErrors.single(
             source.file,

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -199,6 +200,32 @@ def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> Si
         if not path.is_file():
             raise NetworkLoadError(f"{path}: not found (is {out} a `fatpaths compile` output?)")
     fabric = json.loads(fabric_path.read_text(encoding="utf-8"))
+    with np.load(routing_path) as arrays:
+        dist = np.asarray(arrays["dist"], dtype=np.uint8)
+        next_hop = np.asarray(arrays["next_hop"], dtype=np.int32)
+    return network_from_fabric_json(
+        fabric,
+        dist,
+        next_hop,
+        link_latency_ps=link_latency_ps,
+        fabric_path=str(fabric_path),
+        routing_path=str(routing_path),
+        source=str(out),
+    )
+
+
+def network_from_fabric_json(
+    fabric: dict[str, Any],
+    dist: npt.NDArray[np.uint8],
+    next_hop: npt.NDArray[np.int32],
+    *,
+    link_latency_ps: int = 1_000_000,
+    fabric_path: str = "fabric.json",
+    routing_path: str = "routing.npz",
+    source: str = "",
+) -> SimNetwork:
+    """The network of a compiled fabric given as its `fabric.json` data and routing tables
+    (read from an output directory, or straight from an in-memory compile)."""
     if fabric.get("schema") != FABRIC_SCHEMA:
         raise NetworkLoadError(
             f"{fabric_path}: schema {fabric.get('schema')!r}, expected {FABRIC_SCHEMA!r}"
@@ -225,9 +252,8 @@ def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> Si
         if int(layer["id"]) != i + 1:
             raise NetworkLoadError(f"{fabric_path}: layer ids are not 1..{len(layers)}")
         layer_links[i, np.asarray(layer["links"], dtype=np.int64)] = 1
-    with np.load(routing_path) as arrays:
-        dist = np.asarray(arrays["dist"], dtype=np.uint8)
-        next_hop = np.asarray(arrays["next_hop"], dtype=np.int32)
+    dist = np.asarray(dist, dtype=np.uint8)
+    next_hop = np.asarray(next_hop, dtype=np.int32)
     expected = (len(layers), len(switches), len(switches))
     if dist.shape != expected or next_hop.shape != expected:
         raise NetworkLoadError(
@@ -239,7 +265,7 @@ def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> Si
         [float(h.get("speed_gbps", default_host)) for h in hosts], dtype=np.float64
     )
     return SimNetwork(
-        name=str(fabric.get("name", out.name)),
+        name=str(fabric.get("name", Path(source).name)),
         switch_names=[s["name"] for s in switches],
         host_names=[h["name"] for h in hosts],
         host_switch=host_switch,
@@ -253,5 +279,5 @@ def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> Si
         multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
-        meta={"source": str(out)},
+        meta={"source": source},
     )

@@ -1,0 +1,406 @@
+"""The sweep file: which fabrics, routing points, seeds and tasks to run, expanded into tasks.
+
+Each task is a plain, JSON-ready payload (the inventory as validated data, the full routing
+block, the seed and the task's own parameters), so that a worker on another machine computes
+it from the payload alone, and its key is a hash of exactly that payload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fatpaths_cfg.analysis.throughput import SCHEMES
+from fatpaths_cfg.analysis.traffic import PATTERNS as ANALYSIS_PATTERNS
+from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
+from fatpaths_cfg.fabric import Fabric, build_fabric
+from fatpaths_cfg.inventory.load import LoadedInventory, validate_inventory, validation_errors
+from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithm, RoutingSpec
+from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
+from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
+from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
+from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
+
+# Part of every task key: a change in what a task computes must not reuse old rows.
+TASK_VERSION = "fatpaths.sweep-task/1"
+
+Name = Annotated[str, Field(pattern=SAFE_NAME)]
+Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _check_names(values: str | list[str], known: tuple[str, ...], what: str) -> str | list[str]:
+    unknown = [v for v in _listed(values) if v not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown[0]!r} (one of {', '.join(known)})")
+    if isinstance(values, list) and not values:
+        raise ValueError(f"give at least one {what}")
+    return values
+
+
+class TopologyEntry(_Strict):
+    inventory: str | None = None
+    generate: GenerateSpec | None = None
+    name: Name | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TopologyEntry:
+        if (self.inventory is None) == (self.generate is None):
+            raise ValueError("give either `inventory: FILE` or `generate: {kind: ..., ...}`")
+        return self
+
+
+class RoutingPoint(_Strict):
+    """Routing keys a sweep may set; unset keys keep the inventory's value."""
+
+    layers: int | None = None
+    rho: Annotated[float, Field(strict=False)] | None = None
+    algorithm: LayerAlgorithm | None = None
+    ecmp_within_layer: bool | None = None
+    acyclic: bool | None = None
+    paths_per_layer: int | None = None
+    max_resamples: int | None = None
+
+
+class RoutingGrid(_Strict):
+    layers: list[int] | None = None
+    rho: list[Annotated[float, Field(strict=False)]] | None = None
+    algorithm: list[LayerAlgorithm] | None = None
+    ecmp_within_layer: list[bool] | None = None
+    acyclic: list[bool] | None = None
+
+
+class AnalyzeTask(_Strict):
+    traffic: str | list[str] = "permutation"
+    scheme: str | list[str] = "fatpaths"
+    pairs: Annotated[int, Field(ge=1, le=100_000)] = 200
+
+    @field_validator("traffic")
+    @classmethod
+    def _traffic(cls, value: str | list[str]) -> str | list[str]:
+        return _check_names(value, ANALYSIS_PATTERNS, "traffic pattern")
+
+    @field_validator("scheme")
+    @classmethod
+    def _scheme(cls, value: str | list[str]) -> str | list[str]:
+        return _check_names(value, SCHEMES, "routing scheme")
+
+
+class SimulateTask(_Strict):
+    workload: str | list[str] = "permutation"
+    size: str | list[str] = "64KiB"
+    lb: str | list[str] = "fatpaths"
+    transport: str | list[str] = "ndp"
+    arrival_rate: Annotated[float, Field(gt=0, strict=False)] | None = None
+    duration: str | None = None
+
+    @field_validator("workload")
+    @classmethod
+    def _workload(cls, value: str | list[str]) -> str | list[str]:
+        return _check_names(value, SIM_PATTERNS, "workload")
+
+    @field_validator("lb")
+    @classmethod
+    def _lb(cls, value: str | list[str]) -> str | list[str]:
+        return _check_names(value, LOAD_BALANCING, "load balancing")
+
+    @field_validator("transport")
+    @classmethod
+    def _transport(cls, value: str | list[str]) -> str | list[str]:
+        return _check_names(value, TRANSPORTS, "transport")
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str | list[str]) -> str | list[str]:
+        for size in _listed(value):
+            if size != "websearch":
+                parse_bytes(size)
+        return value
+
+    @field_validator("duration")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration_ps(value)
+        return value
+
+    @model_validator(mode="after")
+    def _poisson_needs_duration(self) -> SimulateTask:
+        if self.arrival_rate is not None and self.duration is None:
+            raise ValueError("arrival_rate (Poisson arrivals) needs a duration, e.g. 1ms")
+        return self
+
+
+class TaskEntry(_Strict):
+    analyze: AnalyzeTask | None = None
+    simulate: SimulateTask | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> TaskEntry:
+        if (self.analyze is None) == (self.simulate is None):
+            raise ValueError("each task is either `analyze: {...}` or `simulate: {...}`")
+        return self
+
+
+class SweepSpec(_Strict):
+    sweep: Name
+    description: str | None = None
+    topologies: Annotated[list[TopologyEntry], Field(min_length=1)]
+    routing: RoutingPoint = RoutingPoint()
+    grid: RoutingGrid | None = None
+    points: list[RoutingPoint] | None = None
+    seeds: Annotated[list[Seed], Field(min_length=1)] = [1]
+    tasks: Annotated[list[TaskEntry], Field(min_length=1)]
+
+
+@dataclass(frozen=True)
+class Topology:
+    """One fabric of the sweep, as workers receive it."""
+
+    name: str
+    source: str
+    file: str
+    inventory: dict[str, Any]
+    switches: int
+    hosts: int
+    links: int
+
+
+@dataclass(frozen=True)
+class SweepTask:
+    key: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    name: str
+    file: Path
+    topologies: list[Topology]
+    tasks: list[SweepTask]
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def task_key(payload: dict[str, Any]) -> str:
+    """Hash of everything the task computes from (not its sweep name or display fields)."""
+    identity = {
+        "version": TASK_VERSION,
+        "inventory": payload["topology"]["inventory"],
+        "routing": payload["routing"],
+        "task": payload["task"],
+        "params": payload["params"],
+    }
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:20]
+
+
+def load_sweep(path: Path) -> SweepPlan:
+    """Read, validate and expand a sweep file; every problem is a located user error."""
+    data, source = load_yaml(path)
+    if not isinstance(data, dict):
+        raise UserErrors.single(
+            source.file, "", "a sweep file must be a mapping", "start with `sweep: NAME`", line=1
+        )
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as exc:
+        raise UserErrors(validation_errors(exc, data, source, SweepSpec)) from None
+    topologies = _load_topologies(spec, path, source)
+    points = _routing_points(spec, topologies, source)
+    tasks = [
+        SweepTask(task_key(payload), payload)
+        for payload in _payloads(spec.sweep, topologies, points, spec.seeds, spec.tasks)
+    ]
+    return SweepPlan(spec.sweep, path, topologies, tasks)
+
+
+def _load_topologies(spec: SweepSpec, path: Path, source: SourceMap) -> list[Topology]:
+    topologies: list[Topology] = []
+    errors: list[UserError] = []
+    for i, entry in enumerate(spec.topologies):
+        try:
+            loaded, label, fabric = _load_entry(entry, path, source, ("topologies", i))
+        except UserErrors as exc:
+            errors.extend(exc.errors)
+            continue
+        topologies.append(
+            Topology(
+                entry.name or fabric.name,
+                label,
+                loaded.source.file,
+                loaded.spec.model_dump(mode="json"),
+                fabric.nr,
+                len(fabric.hosts),
+                len(fabric.links),
+            )
+        )
+    if errors:
+        raise UserErrors(errors)
+    seen: dict[str, int] = {}
+    for i, topology in enumerate(topologies):
+        if topology.name in seen:
+            raise UserErrors.single(
+                source.file,
+                format_path(("topologies", i)),
+                f"fabric name {topology.name!r} already used by topologies[{seen[topology.name]}]",
+                "give this entry its own `name:`",
+                line=source.line_of(("topologies", i)),
+            )
+        seen[topology.name] = i
+    return topologies
+
+
+def _load_entry(
+    entry: TopologyEntry, path: Path, source: SourceMap, where: PathKey
+) -> tuple[LoadedInventory, str, Fabric]:
+    if entry.inventory is not None:
+        inventory = path.parent / entry.inventory
+        if not inventory.is_file():
+            raise UserErrors.single(
+                source.file,
+                format_path((*where, "inventory")),
+                f"inventory {entry.inventory!r} not found",
+                "paths are relative to the sweep file",
+                line=source.line_of((*where, "inventory")),
+            )
+        data, inventory_source = load_yaml(inventory)
+        if isinstance(data, dict) and entry.name is not None:
+            data = {**data, "fabric": entry.name}
+        loaded = validate_inventory(data, inventory_source, inventory)
+        return loaded, entry.inventory, build_fabric(loaded)
+    assert entry.generate is not None
+    generate = entry.generate.model_dump()
+    params = " ".join(f"{k}={v}" for k, v in generate.items() if k != "kind")
+    name = entry.name or "-".join(
+        [str(generate["kind"]), *(f"{k}{v}" for k, v in generate.items() if k != "kind")]
+    )
+    # Located in the sweep file: a bad generator parameter points at this entry's line.
+    shifted = SourceMap(
+        source.file, {key[len(where) :]: line for key, line in _under(source, where).items()}
+    )
+    data = {"fabric": name, "generate": generate}
+    loaded = validate_inventory(data, shifted, path)
+    try:
+        # Expanding runs the generator: a bad parameter surfaces here, not on a worker.
+        fabric = build_fabric(loaded)
+    except UserErrors as exc:
+        prefix = format_path(where)
+        raise UserErrors(
+            [replace(e, field=f"{prefix}.{e.field}" if e.field else prefix) for e in exc.errors]
+        ) from None
+    return loaded, f"generate {generate['kind']} {params}".strip(), fabric
+
+
+def _under(source: SourceMap, where: PathKey) -> dict[PathKey, int]:
+    found = {key: line for key, line in source.lines.items() if key[: len(where)] == where}
+    return {**found, where: source.line_of(where)}
+
+
+@dataclass(frozen=True)
+class _Point:
+    values: dict[str, Any]
+    # Where each value was written, and where the point as a whole was.
+    origins: dict[str, PathKey]
+    where: PathKey
+
+
+def _routing_points(spec: SweepSpec, topologies: list[Topology], source: SourceMap) -> list[_Point]:
+    fixed = spec.routing.model_dump(exclude_none=True)
+    origins: dict[str, PathKey] = {key: ("routing", key) for key in fixed}
+    points: list[_Point] = []
+    if spec.grid is not None:
+        axes = spec.grid.model_dump(exclude_none=True)
+        for combo in itertools.product(*(list(enumerate(v)) for v in axes.values())):
+            values = {k: value for k, (_, value) in zip(axes, combo, strict=True)}
+            at: dict[str, PathKey] = {
+                k: ("grid", k, i) for k, (i, _) in zip(axes, combo, strict=True)
+            }
+            points.append(_Point({**fixed, **values}, {**origins, **at}, ("grid",)))
+    for i, point in enumerate(spec.points or []):
+        values = point.model_dump(exclude_none=True)
+        listed: dict[str, PathKey] = {k: ("points", i, k) for k in values}
+        points.append(_Point({**fixed, **values}, {**origins, **listed}, ("points", i)))
+    if spec.grid is None and spec.points is None:
+        points.append(_Point(fixed, origins, ("routing",)))
+    _check_points(points, topologies, source)
+    return points
+
+
+def _check_points(points: list[_Point], topologies: list[Topology], source: SourceMap) -> None:
+    """Every point must make a valid routing block over every inventory's own."""
+    errors = ErrorCollector()
+    for topology in topologies:
+        for point in points:
+            try:
+                RoutingSpec.model_validate({**topology.inventory["routing"], **point.values})
+            except ValidationError as exc:
+                for error in exc.errors():
+                    field = str(error["loc"][0]) if error["loc"] else ""
+                    where = point.origins.get(field, point.where)
+                    message = str(error["msg"]).removeprefix("Value error, ")
+                    errors.add(
+                        source.file,
+                        source.line_of(where),
+                        format_path(where),
+                        f"{message}, got {error.get('input')!r}" if field else message,
+                    )
+    errors.raise_if_any()
+
+
+def _task_params(entry: TaskEntry) -> list[tuple[str, dict[str, Any]]]:
+    """One parameter set per combination of the task's list-valued fields."""
+    kind: Literal["analyze", "simulate"] = "analyze" if entry.analyze else "simulate"
+    block = entry.analyze or entry.simulate
+    assert block is not None
+    values = block.model_dump()
+    keys = list(values)
+    return [
+        (kind, dict(zip(keys, combo, strict=True)))
+        for combo in itertools.product(*(_listed(values[k]) for k in keys))
+    ]
+
+
+def _payloads(
+    sweep: str,
+    topologies: list[Topology],
+    points: list[_Point],
+    seeds: list[int],
+    tasks: list[TaskEntry],
+) -> list[dict[str, Any]]:
+    expanded = [params for entry in tasks for params in _task_params(entry)]
+    payloads: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for topology, point, seed, (kind, params) in itertools.product(
+        topologies, points, seeds, expanded
+    ):
+        routing = RoutingSpec.model_validate(
+            {**topology.inventory["routing"], **point.values, "seed": seed}
+        ).model_dump(mode="json")
+        payload = {
+            "sweep": sweep,
+            "topology": asdict(topology),
+            "routing": routing,
+            "task": kind,
+            "params": params,
+        }
+        # Repeated grid values or points would only recompute the same row.
+        key = task_key(payload)
+        if key not in seen:
+            seen.add(key)
+            payloads.append(payload)
+    return payloads
