@@ -253,5 +253,6 @@ def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> Si
         multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
-        meta={"source": str(out)},
+        # Topology-specific patterns (SC'15 worst cases) need the generator and its parameters.
+        meta={"source": str(out), "generator": (fabric.get("origin") or {}).get("generate")},
     )
