@@ -125,6 +125,11 @@ def _second_paths(nr: int, edges: np.ndarray, destination: int, first: np.ndarra
     path costs |E| extra, so a link-disjoint path wins over any path sharing a link."""
     index = _link_index(edges)
     noise = rng.random(len(edges)) * 1e-3 / max(nr, 1)  # below one hop over any path: ties only
+    # One directed graph with both orientations; only its weights change from source to source.
+    ends = np.concatenate([edges, edges[:, ::-1]])
+    graph = sp.csr_matrix((np.arange(1.0, len(ends) + 1), (ends[:, 0], ends[:, 1])),
+                          shape=(nr, nr))
+    link_at = (graph.data.astype(np.int64) - 1) % len(edges)
     paths: dict[int, list[int]] = {}
     for source in range(nr):
         if source == destination:
@@ -132,8 +137,8 @@ def _second_paths(nr: int, edges: np.ndarray, destination: int, first: np.ndarra
         own = _path_to(first, source, destination)
         cost = 1.0 + noise
         cost[[_link_of(index, a, b) for a, b in itertools.pairwise(own)]] += len(edges)
-        graph = sp.csr_matrix((cost, (edges[:, 0], edges[:, 1])), shape=(nr, nr))
-        _, towards = dijkstra(graph, directed=False, indices=destination,
+        graph.data = cost[link_at]
+        _, towards = dijkstra(graph, directed=True, indices=destination,
                               return_predecessors=True)
         path = _path_to(towards, source, destination)
         if path != own:
@@ -181,13 +186,35 @@ def spain_destination_trees(nr: int, edges: np.ndarray, destination: int,
                                  _second_paths(nr, edges, destination, first, rng), rng)
 
 
-def is_forest(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
+def _components(nr: int, edges: np.ndarray, mask: np.ndarray) -> np.ndarray:
     kept = edges[mask]
     graph = sp.csr_matrix(
         (np.ones(len(kept), dtype=np.int8), (kept[:, 0], kept[:, 1])), shape=(nr, nr)
     )
-    components, _ = connected_components(graph, directed=False)
-    return len(kept) == nr - components
+    return connected_components(graph, directed=False)[1]
+
+
+def _stays_forest(edges: np.ndarray, mask: np.ndarray, component: np.ndarray,
+                  links: np.ndarray) -> bool:
+    """Whether the forest `mask` (components `component`) plus the tree `links` is acyclic:
+    the new links, seen between components, must not close a cycle."""
+    new = links[~mask[links]]
+    a, b = component[edges[new, 0]], component[edges[new, 1]]
+    if np.any(a == b):
+        return False
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for u, v in zip(a.tolist(), b.tolist(), strict=True):
+        ru, rv = find(u), find(v)
+        if ru == rv:
+            return False
+        parent[ru] = rv
+    return True
 
 
 def merge_into_forests(nr: int, edges: np.ndarray, trees: list[DestinationTree], count: int
@@ -199,20 +226,20 @@ def merge_into_forests(nr: int, edges: np.ndarray, trees: list[DestinationTree],
     layers the forests repeat in order, so that no layer is left without paths it serves.
     """
     masks: list[np.ndarray] = []
+    components: list[np.ndarray] = []
     members: list[list[DestinationTree]] = []
     for tree in trees:
-        for mask, held in zip(masks, members, strict=True):
-            union = mask.copy()
-            union[tree.links] = True
-            # A forest on Nr switches has at most Nr - 1 links: most unions fail this cheaply.
-            if union.sum() < nr and is_forest(nr, edges, union):
-                mask[:] = union
-                held.append(tree)
+        for j, mask in enumerate(masks):
+            if _stays_forest(edges, mask, components[j], tree.links):
+                mask[tree.links] = True
+                components[j] = _components(nr, edges, mask)
+                members[j].append(tree)
                 break
         else:
             mask = np.zeros(len(edges), dtype=bool)
             mask[tree.links] = True
             masks.append(mask)
+            components.append(_components(nr, edges, mask))
             members.append([tree])
     served = [sum(len(tree.sources) for tree in held) for held in members]
     ranked = sorted(range(len(masks)), key=lambda j: -served[j])  # stable: ties keep order
