@@ -119,11 +119,11 @@ def _path_to(parent: np.ndarray, source: int, destination: int) -> list[int]:
     return path
 
 
-def _second_paths(nr: int, edges: np.ndarray, destination: int, first: np.ndarray,
-                  rng: np.random.Generator) -> dict[int, list[int]]:
+def _second_paths(nr: int, edges: np.ndarray, index: dict[tuple[int, int], int],
+                  destination: int, first: np.ndarray, rng: np.random.Generator
+                  ) -> dict[int, list[int]]:
     """Per source, SPAIN's second path: least cost when each link of the source's own first
     path costs |E| extra, so a link-disjoint path wins over any path sharing a link."""
-    index = _link_index(edges)
     noise = rng.random(len(edges)) * 1e-3 / max(nr, 1)  # below one hop over any path: ties only
     # One directed graph with both orientations; only its weights change from source to source.
     ends = np.concatenate([edges, edges[:, ::-1]])
@@ -170,20 +170,20 @@ def _colour_paths(nr: int, index: dict[tuple[int, int], int], destination: int,
     return trees
 
 
-def spain_destination_trees(nr: int, edges: np.ndarray, destination: int,
-                            rng: np.random.Generator) -> list[DestinationTree]:
+def spain_destination_trees(nr: int, edges: np.ndarray, index: dict[tuple[int, int], int],
+                            destination: int, rng: np.random.Generator
+                            ) -> list[DestinationTree]:
     """SPAIN's path set towards one destination (k = 2 paths per source), as trees.
 
     The first paths are one shortest-path tree (ties at random); the second paths, preferring
     links disjoint from each source's first path, are coloured into as few trees as the greedy
     colouring finds. A source whose second path equals its first adds nothing.
     """
-    index = _link_index(edges)
     first = _weighted_parents(nr, edges, np.ones(len(edges)), destination, rng)
     others = np.array([s for s in range(nr) if s != destination], dtype=np.int64)
     trees = [_parents_to_tree(nr, index, destination, first, others)]
     return trees + _colour_paths(nr, index, destination,
-                                 _second_paths(nr, edges, destination, first, rng), rng)
+                                 _second_paths(nr, edges, index, destination, first, rng), rng)
 
 
 def _components(nr: int, edges: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -225,22 +225,27 @@ def merge_into_forests(nr: int, edges: np.ndarray, trees: list[DestinationTree],
     stated cap, since the fabric has a fixed number of layers); with fewer forests than
     layers the forests repeat in order, so that no layer is left without paths it serves.
     """
-    masks: list[np.ndarray] = []
+    # All forests as rows of one matrix, so that a tree's candidates are found in one step: a
+    # forest on Nr switches has at most Nr - 1 links, which rules out most of them cheaply.
+    rows = np.zeros((max(len(trees), 1), len(edges)), dtype=bool)
+    sizes = np.zeros(len(rows), dtype=np.int64)
     components: list[np.ndarray] = []
     members: list[list[DestinationTree]] = []
     for tree in trees:
-        for j, mask in enumerate(masks):
-            if _stays_forest(edges, mask, components[j], tree.links):
-                mask[tree.links] = True
-                components[j] = _components(nr, edges, mask)
-                members[j].append(tree)
+        opened = len(members)
+        fits = sizes[:opened] + (~rows[:opened, tree.links]).sum(axis=1) < nr
+        for j in np.flatnonzero(fits).tolist():
+            if _stays_forest(edges, rows[j], components[j], tree.links):
                 break
         else:
-            mask = np.zeros(len(edges), dtype=bool)
-            mask[tree.links] = True
-            masks.append(mask)
-            components.append(_components(nr, edges, mask))
-            members.append([tree])
+            j = opened
+            members.append([])
+            components.append(np.arange(nr))
+        rows[j, tree.links] = True
+        sizes[j] = int(rows[j].sum())
+        components[j] = _components(nr, edges, rows[j])
+        members[j].append(tree)
+    masks = list(rows[: len(members)])
     served = [sum(len(tree.sources) for tree in held) for held in members]
     ranked = sorted(range(len(masks)), key=lambda j: -served[j])  # stable: ties keep order
     chosen = [ranked[j % len(ranked)] for j in range(count)] if ranked else []
@@ -251,8 +256,9 @@ def merge_into_forests(nr: int, edges: np.ndarray, trees: list[DestinationTree],
 def plan_spain_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
                       spec: RoutingSpec) -> TreeLayers:
     """SPAIN: per-destination trees, merged in random order into loop-free layers."""
+    index = _link_index(edges)
     trees = [tree for destination in range(nr)
-             for tree in spain_destination_trees(nr, edges, destination, rng)]
+             for tree in spain_destination_trees(nr, edges, index, destination, rng)]
     order = rng.permutation(len(trees))
     return merge_into_forests(nr, edges, [trees[t] for t in order], count)
 
