@@ -128,6 +128,11 @@ def test_analyze_reports_saturation_throughput_per_pattern(tmp_path: Path) -> No
     ])
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if "0.333" in line]
+    looped = CliRunner().invoke(app, [
+        "analyze", str(compiled.directory), "--traffic", "off-diagonal",
+        "--offset", str(len(compiled.fabric.hosts)),
+    ])
+    assert looped.exit_code == 2 and "multiple of" in looped.output
     # The alias maps to off-diagonal; offset 3 = k is OFT's worst case too.
     assert any("worst-case" in row for row in rows)
     assert any("off-diagonal" in row for row in rows)

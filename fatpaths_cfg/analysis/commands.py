@@ -13,7 +13,13 @@ from rich.progress import Progress
 
 from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
-from fatpaths_cfg.analysis.traffic import ALIASES, PATTERNS, host_pairs, switch_demand
+from fatpaths_cfg.analysis.traffic import (
+    ALIASES,
+    PATTERNS,
+    PatternError,
+    host_pairs,
+    switch_demand,
+)
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
@@ -199,8 +205,12 @@ def analyze_command(
             raise typer.Exit(2)
     target = results or out / "analysis"
     run_or_exit(lambda: check_output_target(target, "analyze"))
-    with make_progress(console=console) as progress:
-        result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress, offset)
+    try:
+        with make_progress(console=console) as progress:
+            result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress, offset)
+    except PatternError as exc:  # e.g. an offset that maps every host onto itself
+        console.print(f"error: --traffic: {exc}", style="red", markup=False)
+        raise typer.Exit(2) from None
     tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
