@@ -82,7 +82,7 @@ def test_analyze_command_writes_json_and_plot(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "max achievable throughput, share of line rate" in result.output
     data = json.loads((out / "analysis" / "analysis.json").read_text())
-    assert set(data["max_achievable_throughput"]) == {"uniform", "permutation", "offdiagonal"}
+    assert set(data["max_achievable_throughput"]) == {"uniform", "permutation", "off-diagonal"}
     assert (out / "analysis" / "analysis.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = CliRunner().invoke(app, ["analyze", str(out), "--traffic", "nonsense"])
     assert bad.exit_code == 2

@@ -21,6 +21,7 @@ from fatpaths_cfg.layers.baselines import (
     spain_layers,
 )
 from fatpaths_cfg.layers.overlap import overlap_layers, plan_overlap_layers
+from fatpaths_cfg.routing import compute_routing
 from fatpaths_cfg.topologies import generate
 
 SPARSE_LAYERS = 8
@@ -170,48 +171,90 @@ def _is_spanning_tree(nr: int, edges: np.ndarray, tree: np.ndarray) -> bool:
     return len(np.unique(tree)) == nr - 1 and islands == 1
 
 
-def test_past_layers_are_unions_of_spanning_trees(slimfly5: tuple[int, np.ndarray]) -> None:
+def _is_forest(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
+    islands, _ = connected_components(_graph(nr, edges, mask), directed=False)
+    return int(mask.sum()) == nr - islands
+
+
+@pytest.fixture(scope="module")
+def slimfly3() -> tuple[int, np.ndarray]:
+    edges = np.array(generate("slimfly", {"q": 3}, 1).edges, dtype=np.int32)
+    return int(edges.max()) + 1, edges
+
+
+TREE_PLANS = {
+    "spain": lambda nr, edges, count, rng, spec: plan_spain_layers(nr, edges, count, rng, spec),
+    "past": lambda nr, edges, count, rng, spec: plan_past_layers(nr, edges, count, rng, spec),
+}
+
+
+@pytest.mark.parametrize(("algorithm", "extra"), [
+    ("spain", {}), ("past", {}), ("past", {"past_random_root": True}),
+])
+@pytest.mark.parametrize("layers", [9, 40])
+def test_tree_baselines_build_trees_that_route_every_pair_they_serve(
+        slimfly3: tuple[int, np.ndarray], algorithm: str, extra: dict[str, object],
+        layers: int) -> None:
+    """Slim Fly q=3 (18 switches): 40 layers reach SPAIN's partial trees of second paths,
+    which completion must join into spanning trees without creating a cycle."""
+    nr, edges = slimfly3
+    spec = RoutingSpec.model_validate({"layers": layers, "algorithm": algorithm, **extra})
+    plan = TREE_PLANS[algorithm](nr, edges, layers - 1, np.random.default_rng([5, 0x1A7E]), spec)
+    built = build_layers(nr, edges, spec, 5)
+    routing = compute_routing(nr, edges, built, 5)
+    index = {(int(u), int(v)): i for i, (u, v) in enumerate(edges)}
+    for layer, mask, trees in zip(built[1:], plan.masks, plan.trees, strict=True):
+        assert _is_forest(nr, edges, mask)
+        assert layer.links[mask].all()
+        assert int((layer.links & ~mask).sum()) == layer.completed_links
+        assert layer.link_count == nr - 1 and _is_forest(nr, edges, layer.links)
+        next_hop = routing.next_hop[layer.number - 1]
+        for tree in trees:
+            assert mask[tree.links].all()
+            for source in tree.sources.tolist():
+                node, walked = source, set()
+                while node != tree.destination:
+                    nxt = int(next_hop[node, tree.destination])
+                    walked.add(index[(min(node, nxt), max(node, nxt))])
+                    node = nxt
+                assert walked <= set(tree.links.tolist())
+    if algorithm == "spain" and layers == 40:
+        assert any(layer.completed_links > 0 for layer in built[1:])
+
+
+def test_tree_baselines_need_more_layers_than_slim_fly_offers(
+        slimfly5: tuple[int, np.ndarray]) -> None:
     nr, edges = slimfly5
-    for random_root in (False, True):
-        plan = plan_past_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(2),
-                                _spec("past"), random_root=random_root)
-        assert sum(len(trees) for trees in plan.trees) == nr
-        for mask, trees in zip(plan.masks, plan.trees, strict=True):
-            assert all(_is_spanning_tree(nr, edges, tree) for tree in trees)
-            union = np.zeros(len(edges), dtype=bool)
-            for tree in trees:
-                union[tree] = True
-            assert np.array_equal(union, mask)
+    spain = plan_spain_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(6), _spec("spain"))
+    past = plan_past_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(6), _spec("past"))
+    # Two spanning trees merge only if equal: every destination's shortest-path tree is its own
+    # layer, and SPAIN's second paths add more.
+    assert past.needed == nr
+    assert spain.needed > nr
+    assert all(int(mask.sum()) == nr - 1 for mask in spain.masks + past.masks)
+    # The cap keeps the forests serving the most pairs: whole first-path trees.
+    assert all(sum(len(t.sources) for t in trees) >= nr - 1 for trees in spain.trees)
 
 
 def test_past_trees_are_shortest_path_trees_towards_their_destination(
         slimfly5: tuple[int, np.ndarray]) -> None:
     nr, edges = slimfly5
-    plan = plan_past_layers(nr, edges, 2, np.random.default_rng(4), _spec("past"))
     fabric_hops = _hops(nr, edges, np.ones(len(edges), dtype=bool))
-    for tree in itertools.chain.from_iterable(plan.trees):
-        mask = np.zeros(len(edges), dtype=bool)
-        mask[tree] = True
-        tree_hops = _hops(nr, edges, mask)
-        # The root is the switch whose tree distances all equal fabric distances.
-        assert any(np.array_equal(tree_hops[root], fabric_hops[root]) for root in range(nr))
-
-
-def test_spain_puts_every_destination_tree_inside_one_layer(
-        slimfly5: tuple[int, np.ndarray]) -> None:
-    nr, edges = slimfly5
-    plan = plan_spain_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(6), _spec("spain"))
-    packed = [tree for trees in plan.trees for tree in trees]
-    assert len(packed) == 2 * nr
-    assert max(len(trees) for trees in plan.trees) <= -(-len(packed) // SPARSE_LAYERS)
-    for mask, trees in zip(plan.masks, plan.trees, strict=True):
-        for tree in trees:
-            assert _is_spanning_tree(nr, edges, tree)
-            assert mask[tree].all()
-        covered = np.zeros(len(edges), dtype=bool)
-        for tree in trees:
-            covered[tree] = True
-        assert np.array_equal(covered, mask)
+    shortest = {}
+    for random_root in (False, True):
+        spec = _spec("past", past_random_root=random_root)
+        plan = plan_past_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(4), spec)
+        found = []
+        for tree in itertools.chain.from_iterable(plan.trees):
+            assert _is_spanning_tree(nr, edges, tree.links)
+            mask = np.zeros(len(edges), dtype=bool)
+            mask[tree.links] = True
+            tree_hops = _hops(nr, edges, mask)
+            found.append(np.array_equal(tree_hops[tree.destination], fabric_hops[tree.destination]))
+        shortest[random_root] = found
+    assert all(shortest[False])
+    # Grown from a random switch, most trees are not shortest-path trees of their destination.
+    assert not all(shortest[True])
 
 
 def test_kshortest_path_lengths_grow_with_the_layer(slimfly5: tuple[int, np.ndarray]) -> None:

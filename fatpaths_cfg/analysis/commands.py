@@ -13,7 +13,13 @@ from rich.progress import Progress
 
 from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
-from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
+from fatpaths_cfg.analysis.traffic import (
+    ALIASES,
+    PATTERNS,
+    PatternError,
+    host_pairs,
+    switch_demand,
+)
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
@@ -28,6 +34,7 @@ def analyze(
     pairs: int,
     seed: int,
     progress: Progress | None = None,
+    offset: int | None = None,
 ) -> dict[str, Any]:
     rng = np.random.default_rng([seed, 0xA7A])
     fabric = compiled.fabric
@@ -40,7 +47,7 @@ def analyze(
         else None
     )
     for pattern in patterns:
-        demand = switch_demand(fabric, host_pairs(fabric, pattern, rng))
+        demand = switch_demand(fabric, host_pairs(fabric, pattern, rng, offset))
         throughput[pattern] = {}
         for scheme in schemes:
             result = max_achievable_throughput(
@@ -143,7 +150,7 @@ def plot(result: dict[str, Any]) -> bytes:
 def analyze_command(
     out: Path = typer.Argument(..., help="Compiled output directory."),
     traffic: str = typer.Option(
-        "uniform,permutation,offdiagonal",
+        "uniform,permutation,off-diagonal",
         "--traffic",
         help=f"Comma-separated patterns: {', '.join(PATTERNS)}.",
     ),
@@ -151,6 +158,9 @@ def analyze_command(
         ",".join(SCHEMES),
         "--schemes",
         help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
+    ),
+    offset: int | None = typer.Option(
+        None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
     ),
     pairs: int = typer.Option(500, "--pairs", help="Switch pairs sampled for path diversity."),
     seed: int = typer.Option(1, "--seed"),
@@ -180,7 +190,7 @@ def analyze_command(
         convergence_command(compiled, results or out / "convergence", permutations, seed,
                             max_iterations)
         return
-    pattern_list = [p.strip() for p in traffic.split(",") if p.strip()]
+    pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
     for value, known, flag in (
         (pattern_list, PATTERNS, "--traffic"),
@@ -195,8 +205,12 @@ def analyze_command(
             raise typer.Exit(2)
     target = results or out / "analysis"
     run_or_exit(lambda: check_output_target(target, "analyze"))
-    with make_progress(console=console) as progress:
-        result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress)
+    try:
+        with make_progress(console=console) as progress:
+            result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress, offset)
+    except PatternError as exc:  # e.g. an offset that maps every host onto itself
+        console.print(f"error: --traffic: {exc}", style="red", markup=False)
+        raise typer.Exit(2) from None
     tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))

@@ -1,40 +1,48 @@
-"""Switch-level demand matrices for the traffic patterns of the FatPaths evaluation."""
+"""Switch-level demand matrices for the traffic patterns (`fatpaths_cfg.traffic_patterns`,
+the same patterns the simulator runs)."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.fabric import Fabric
+from fatpaths_cfg.traffic_patterns import (
+    ALIASES,
+    PATTERNS,
+    UNREACHABLE,
+    PatternError,
+    PatternSite,
+    canonical,
+    pattern_peers,
+)
 
-PATTERNS = ("uniform", "permutation", "offdiagonal", "shuffle")
+__all__ = ["ALIASES", "PATTERNS", "PatternError", "canonical", "host_pairs", "switch_demand"]
 
 
-def host_pairs(fabric: Fabric, pattern: str, rng: np.random.Generator) -> np.ndarray:
-    """(F, 2) host-index pairs; every host sends one flow (uniform: to every other host)."""
+def pattern_site(fabric: Fabric) -> PatternSite:
+    hops = shortest_path(fabric.adjacency, directed=False, unweighted=True)
+    dist = np.where(np.isfinite(hops), hops, UNREACHABLE).astype(np.uint8)
+    generator = fabric.origin.get("generate")
+    return PatternSite(
+        host_switch=np.array([h.switch for h in fabric.hosts], dtype=np.int64),
+        dist=dist,
+        generator=generator if isinstance(generator, dict) else None,
+    )
+
+
+def host_pairs(
+    fabric: Fabric, pattern: str, rng: np.random.Generator, offset: int | None = None
+) -> np.ndarray:
+    """(F, 2) host-index pairs; `uniform` and `all-to-all` give every ordered pair once."""
     n = len(fabric.hosts)
-    hosts = np.arange(n)
-    if pattern == "uniform":
+    if canonical(pattern) == "uniform":
         src, dst = np.nonzero(~np.eye(n, dtype=bool))
         return np.stack([src, dst], axis=1)
-    if pattern == "permutation":
-        # A random derangement: retry the (rare) permutations that fix a point.
-        while True:
-            perm = rng.permutation(n)
-            if not (perm == hosts).any():
-                return np.stack([hosts, perm], axis=1)
-    if pattern == "offdiagonal":
-        # t = (s + c) mod N with c = one switch's worth of hosts plus one, so that flows leave
-        # their switch and land on a neighbouring block, the adversarial case for minimal routing.
-        per_switch = max(len(h) for h in fabric.hosts_of_switch)
-        return np.stack([hosts, (hosts + per_switch + 1) % n], axis=1)
-    if pattern == "shuffle":
-        bits = max(1, int(np.floor(np.log2(n))))
-        size = 1 << bits
-        src = hosts[:size]
-        dst = ((src << 1) | (src >> (bits - 1))) & (size - 1)
-        keep = src != dst
-        return np.stack([src[keep], dst[keep]], axis=1)
-    raise ValueError(f"unknown traffic pattern {pattern!r} (one of {', '.join(PATTERNS)})")
+    peers = pattern_peers(pattern_site(fabric), pattern, rng, offset=offset)
+    src = np.concatenate([np.full(len(p), h, dtype=np.int64) for h, p in enumerate(peers)])
+    dst = np.concatenate([np.asarray(p, dtype=np.int64) for p in peers])
+    return np.stack([src, dst], axis=1)
 
 
 def switch_demand(fabric: Fabric, pairs: np.ndarray) -> dict[tuple[int, int], float]:

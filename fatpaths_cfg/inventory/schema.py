@@ -141,6 +141,8 @@ class RoutingSpec(StrictModel):
     acyclic: bool = False
     paths_per_layer: Annotated[int, Field(ge=1)] | None = None
     max_resamples: Annotated[int, Field(ge=1, le=10_000)] = 100
+    # PAST's non-minimal variant: each destination's tree grows from a random switch.
+    past_random_root: bool = False
 
     @model_validator(mode="after")
     def _compatible(self) -> RoutingSpec:

@@ -35,11 +35,11 @@ LAYER_ALGORITHMS: dict[str, LayerAlgorithm] = {
         ),
         LayerAlgorithm(
             "spain", "fatpaths_cfg.layers.baselines", "spain_layers", "completion",
-            "SPAIN baseline: shortest-path trees packed greedily into layers",
+            "SPAIN baseline: per-destination trees merged into loop-free layers",
         ),
         LayerAlgorithm(
             "past", "fatpaths_cfg.layers.baselines", "past_layers", "completion",
-            "PAST baseline: one spanning tree per destination, packed into layers",
+            "PAST baseline: one spanning tree per destination switch and layer",
         ),
         LayerAlgorithm(
             "kshortest", "fatpaths_cfg.layers.baselines", "kshortest_layers", "completion",

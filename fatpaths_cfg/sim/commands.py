@@ -73,6 +73,9 @@ def simulate_command(
         "-w",
         help=f"Traffic pattern ({', '.join(PATTERNS)}) or htsim connection matrix file.",
     ),
+    offset: int | None = typer.Option(
+        None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
+    ),
     size: str = typer.Option(
         "1MB", "--size", help="Flow size (e.g. 64KiB, 2MB) or 'websearch' (pFabric CDF)."
     ),
@@ -139,6 +142,7 @@ def simulate_command(
                 arrival_rate=arrival_rate,
                 duration_ps=duration_ps,
                 randomize_mapping=randomize_mapping,
+                offset=offset,
             )
     except (NetworkLoadError, WorkloadError) as exc:
         raise _fail(str(exc)) from None
@@ -149,6 +153,7 @@ def simulate_command(
         "transport": transport,
         "workload": str(Path(workload).resolve()) if from_file else workload,
         "size": None if from_file else size,
+        "offset": offset,
         "lambda": arrival_rate,
         "duration": duration,
         "seed": seed,

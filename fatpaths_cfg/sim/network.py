@@ -279,5 +279,6 @@ def network_from_fabric_json(
         multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
-        meta={"source": source},
+        # Topology-specific patterns (SC'15 worst cases) need the generator and its parameters.
+        meta={"source": source, "generator": (fabric.get("origin") or {}).get("generate")},
     )

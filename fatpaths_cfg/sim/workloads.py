@@ -12,19 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
 
-from .network import UNREACHABLE, SimNetwork
+from fatpaths_cfg.traffic_patterns import PATTERNS, PatternError, PatternSite, canonical
+from fatpaths_cfg.traffic_patterns import pattern_peers as shared_pattern_peers
 
-PATTERNS = (
-    "uniform",
-    "permutation",
-    "off-diagonal",
-    "shuffle",
-    "stencil",
-    "adversarial",
-    "worst-case",
-)
+from .network import SimNetwork
+
+__all__ = ["PATTERNS", "Workload", "WorkloadError", "make_workload", "pattern_peers"]
 
 # pFabric's web-search flow-size CDF (from the DCTCP paper's measurements), in 1460-byte
 # packets: (size, cumulative probability). Sizes in between are interpolated linearly.
@@ -80,55 +74,13 @@ class Workload:
 # ---- patterns ----------------------------------------------------------------------------------
 
 
-def _derangement(n: int, rng: np.random.Generator) -> IntArray:
-    """A uniformly random permutation without fixed points (rejection, ~e tries)."""
-    while True:
-        perm = rng.permutation(n)
-        if n < 2 or not np.any(perm == np.arange(n)):
-            return perm.astype(np.int64)
-
-
-def _switch_level_hosts(network: SimNetwork, switch_map: IntArray) -> list[IntArray]:
-    """Host i of switch s talks to host i of switch switch_map[s] (fewer hosts: wrap around)."""
-    members = [np.flatnonzero(network.host_switch == s) for s in range(network.n_switches)]
-    peers: list[IntArray] = [np.empty(0, dtype=np.int64)] * network.n_hosts
-    for s, hosts in enumerate(members):
-        t = switch_map[s]
-        if t < 0 or len(hosts) == 0 or len(members[t]) == 0:
-            continue
-        for i, h in enumerate(hosts):
-            peers[h] = np.array([members[t][i % len(members[t])]], dtype=np.int64)
-    return peers
-
-
-def _host_switches(network: SimNetwork) -> IntArray:
-    return np.flatnonzero(network.hosts_per_switch() > 0).astype(np.int64)
-
-
-def _adversarial_switch_map(network: SimNetwork, rng: np.random.Generator) -> IntArray:
-    """Pair host switches with neighbours: under minimal routing all p flows of a switch then
-    share its single direct link, the skewed off-diagonal case that layers exist for."""
-    sw = _host_switches(network)
-    dist = network.dist[0][np.ix_(sw, sw)].astype(np.float64)
-    # Prefer distance 1, then short; random noise picks among equals.
-    cost = np.where(dist == 1, 0.0, dist + 10.0) + rng.random(dist.shape) * 1e-3
-    np.fill_diagonal(cost, 1e9)
-    rows, cols = linear_sum_assignment(cost)
-    mapping = np.full(network.n_switches, -1, dtype=np.int64)
-    mapping[sw[rows]] = sw[cols]
-    return mapping
-
-
-def _worst_case_switch_map(network: SimNetwork, rng: np.random.Generator) -> IntArray:
-    """Maximum-weight matching of host switches maximising minimal path length."""
-    sw = _host_switches(network)
-    dist = network.dist[0][np.ix_(sw, sw)].astype(np.float64)
-    dist[dist == UNREACHABLE] = -1e9
-    np.fill_diagonal(dist, -1e9)
-    rows, cols = linear_sum_assignment(-(dist + rng.random(dist.shape) * 1e-3))
-    mapping = np.full(network.n_switches, -1, dtype=np.int64)
-    mapping[sw[rows]] = sw[cols]
-    return mapping
+def pattern_site(network: SimNetwork) -> PatternSite:
+    generator = network.meta.get("generator")
+    return PatternSite(
+        host_switch=network.host_switch.astype(np.int64),
+        dist=network.dist[0],
+        generator=generator if isinstance(generator, dict) else None,
+    )
 
 
 def pattern_peers(
@@ -139,38 +91,10 @@ def pattern_peers(
     offset: int | None = None,
 ) -> list[IntArray]:
     """For every host, the hosts it sends to under `pattern` (empty: the host stays idle)."""
-    n = network.n_hosts
-    hosts = np.arange(n, dtype=np.int64)
-    if n < 2:
-        raise WorkloadError("a workload needs at least two hosts")
-    if pattern == "uniform":
-        # Every other host; destinations are drawn per flow, so nothing is listed.
-        return []
-    if pattern == "permutation":
-        perm = _derangement(n, rng)
-        return [perm[h : h + 1] for h in range(n)]
-    if pattern == "off-diagonal":
-        c = offset if offset is not None else int(network.hosts_per_switch().max())
-        if c % n == 0:
-            raise WorkloadError(f"off-diagonal offset {c} is a multiple of {n} hosts")
-        return [np.array([(h + c) % n]) for h in range(n)]
-    if pattern == "shuffle":
-        bits = int(np.floor(np.log2(n)))
-        m = 1 << bits
-        rotated = ((hosts[:m] << 1) | (hosts[:m] >> (bits - 1))) & (m - 1)
-        return [
-            rotated[h : h + 1] if h < m and rotated[h] != h else np.empty(0, dtype=np.int64)
-            for h in range(n)
-        ]
-    if pattern == "stencil":
-        far = 1337 if n > 10_000 else 42
-        offsets = np.array([1, -1, far, -far])
-        return [np.unique((h + offsets) % n) for h in range(n)]
-    if pattern == "adversarial":
-        return _switch_level_hosts(network, _adversarial_switch_map(network, rng))
-    if pattern == "worst-case":
-        return _switch_level_hosts(network, _worst_case_switch_map(network, rng))
-    raise WorkloadError(f"unknown pattern {pattern!r}; expected one of {', '.join(PATTERNS)}")
+    try:
+        return shared_pattern_peers(pattern_site(network), pattern, rng, offset=offset)
+    except PatternError as exc:
+        raise WorkloadError(str(exc)) from None
 
 
 # ---- sizes and arrivals ------------------------------------------------------------------------
@@ -261,6 +185,10 @@ def make_workload(
     """
     rng = np.random.default_rng(seed)
     n = network.n_hosts
+    try:
+        pattern = canonical(pattern)
+    except PatternError as exc:
+        raise WorkloadError(str(exc)) from None
     peers = pattern_peers(network, pattern, rng, offset=offset)
     mapping = rng.permutation(n).astype(np.int64) if randomize_mapping else np.arange(n)
     sources = np.arange(n) if active_hosts is None else np.asarray(active_hosts, dtype=np.int64)

@@ -358,14 +358,14 @@ def check_tuned_inventory(text: str, target: Path) -> None:
     """The tuned inventory must load, compile and fit its platforms before it is written."""
     import yaml
 
-    from fatpaths_cfg.api import address_plan, compile_loaded
+    from fatpaths_cfg.api import compile_loaded
     from fatpaths_cfg.inventory.load import validate_inventory
     from fatpaths_cfg.inventory.yaml_source import SourceMap
     from fatpaths_cfg.render import check_platform_limits, plan_render
 
     loaded = validate_inventory(yaml.safe_load(text), SourceMap(str(target)), target)
     compiled = compile_loaded(loaded)
-    check_platform_limits(compiled, address_plan(compiled), plan_render(compiled, None, None))
+    check_platform_limits(compiled, compiled.address_plan, plan_render(compiled, None, None))
 
 
 def add_commands(app: typer.Typer) -> None:

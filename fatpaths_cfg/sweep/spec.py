@@ -21,7 +21,7 @@ from fatpaths_cfg.analysis.traffic import PATTERNS as ANALYSIS_PATTERNS
 from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, validate_inventory, validation_errors
-from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithm, RoutingSpec
+from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithmName, RoutingSpec
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
 from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
 from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
@@ -68,7 +68,7 @@ class RoutingPoint(_Strict):
 
     layers: int | None = None
     rho: Annotated[float, Field(strict=False)] | None = None
-    algorithm: LayerAlgorithm | None = None
+    algorithm: LayerAlgorithmName | None = None
     ecmp_within_layer: bool | None = None
     acyclic: bool | None = None
     paths_per_layer: int | None = None
@@ -78,7 +78,7 @@ class RoutingPoint(_Strict):
 class RoutingGrid(_Strict):
     layers: list[int] | None = None
     rho: list[Annotated[float, Field(strict=False)]] | None = None
-    algorithm: list[LayerAlgorithm] | None = None
+    algorithm: list[LayerAlgorithmName] | None = None
     ecmp_within_layer: list[bool] | None = None
     acyclic: list[bool] | None = None
 
