@@ -1,5 +1,5 @@
-"""`fatpaths analyze OUT`: path diversity and maximum achievable throughput, as JSON, a table
-and plots."""
+"""`fatpaths analyze OUT`: path diversity, FatPaths' path metrics (c_l, interference, TNL,
+collisions) and maximum achievable throughput, as JSON, a table, result lines and plots."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import typer
 from rich.progress import Progress
 
 from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
+from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot, routed_network
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import PATTERNS, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
@@ -28,6 +30,7 @@ def analyze(
     pairs: int,
     seed: int,
     progress: Progress | None = None,
+    metrics: MetricsSettings | None = None,
 ) -> dict[str, Any]:
     rng = np.random.default_rng([seed, 0xA7A])
     fabric = compiled.fabric
@@ -75,6 +78,9 @@ def analyze(
             ),
         },
         "max_achievable_throughput": throughput,
+        "path_metrics": path_metrics(
+            routed_network(compiled), metrics or MetricsSettings(pairs=pairs, seed=seed)
+        ),
     }
 
 
@@ -152,7 +158,23 @@ def analyze_command(
         "--schemes",
         help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
     ),
-    pairs: int = typer.Option(500, "--pairs", help="Switch pairs sampled for path diversity."),
+    pairs: int = typer.Option(
+        500, "--pairs", help="Switch pairs sampled for path diversity and c_l."
+    ),
+    quadruples: int = typer.Option(
+        100, "--quadruples", help="Switch quadruples (a, b, c, d) sampled for path interference."
+    ),
+    exact_samples: int = typer.Option(
+        20, "--exact-samples",
+        help="Samples on which c_l and interference over all paths are also solved exactly.",
+    ),
+    path_cap: int = typer.Option(
+        20_000, "--path-cap", help="Skip an exact sample with more candidate paths than this."
+    ),
+    collision_permutations: int = typer.Option(
+        20, "--collision-permutations",
+        help="Random host permutations for the collision histogram.",
+    ),
     seed: int = typer.Option(1, "--seed"),
     results: Path | None = typer.Option(
         None,
@@ -172,7 +194,7 @@ def analyze_command(
         20_000, "--max-iterations", help="Iteration cap per permutation (--convergence)."
     ),
 ) -> None:
-    """Path diversity and maximum achievable throughput (LP, HiGHS) of a compiled fabric."""
+    """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
     from fatpaths_cfg.commands import run_or_exit
 
     compiled = run_or_exit(lambda: load_compiled(out))
@@ -196,10 +218,14 @@ def analyze_command(
     target = results or out / "analysis"
     run_or_exit(lambda: check_output_target(target, "analyze"))
     with make_progress(console=console) as progress:
-        result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress)
+        settings = MetricsSettings(
+            pairs, quadruples, exact_samples, path_cap, collision_permutations, seed
+        )
+        result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress, settings)
     tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
+    tree.add_bytes("path_metrics.png", metrics_plot(result["path_metrics"], result["fabric"]))
     run_or_exit(lambda: tree.commit(target))
     table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
@@ -215,7 +241,13 @@ def analyze_command(
         f"layers give {div['mean_distinct_layer_paths']:.2f} distinct and "
         f"{div['mean_disjoint_layer_paths']:.2f} edge-disjoint paths on average"
     )
-    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}", markup=False)
+    for line in metric_lines(result["path_metrics"]):
+        console.print(line, markup=False, highlight=False)
+    console.print(
+        f"wrote {target / 'analysis.json'}, {target / 'analysis.png'} and "
+        f"{target / 'path_metrics.png'}",
+        markup=False,
+    )
 
 
 def convergence_command(
