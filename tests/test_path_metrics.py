@@ -176,6 +176,23 @@ def test_greedy_is_a_lower_bound_and_the_gap_is_reported() -> None:
     assert report["4"]["gap"]["samples_greedy_below_exact"] == 1
 
 
+def test_length_bounded_cut_exceeds_the_disjoint_path_count_on_a_dragonfly() -> None:
+    # The 4-hop paths between switch 0 of group 6 (s=24) and switch 0 of group 7 (t=28) of the
+    # p=2 dragonfly. Through group 0 and through group 1 every path shares its first link, so
+    # each gives one path and one cut link. The rest run over the global link 27-31 or around
+    # it through group 8 (27-35-31); two of them always share 24-27, 31-28 or 27-31, so they
+    # give one path, but no single link meets them all: 3 disjoint paths, and a cut of 4.
+    paths = [(24, 2, 3, 28), (24, 6, 7, 28), (24, 27, 31, 28), (24, 2, 0, 3, 28),
+             (24, 2, 1, 3, 28), (24, 6, 4, 7, 28), (24, 6, 5, 7, 28), (24, 25, 27, 31, 28),
+             (24, 26, 27, 31, 28), (24, 27, 31, 29, 28), (24, 27, 31, 30, 28),
+             (24, 27, 35, 31, 28)]
+    graph = Graph.from_edges(36, set().union(*(links_of(p) for p in paths)))
+    found = enumerate_paths(graph, [24], [28], 4, cap=100)
+    assert found is not None and set(found) == set(paths)
+    assert brute_force_packing(paths) == max_disjoint_paths(paths) == 3
+    assert brute_force_cut(paths) == min_length_bounded_cut(paths) == 4
+
+
 @pytest.mark.parametrize(
     ("graph", "pairs", "hops"),
     [

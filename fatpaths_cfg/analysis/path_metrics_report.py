@@ -52,12 +52,16 @@ def interference_line(layer_set: str, hops: str, entry: dict[str, Any]) -> str:
     if layer_set != "topology":
         body = _sample_text(exact, "p99") if exact else "n/a"
         return f"{head} {body} over {entry['samples']} quadruples (exact)"
-    greedy = _sample_text(entry["greedy"], "p99") if entry["greedy"] else "n/a"
     exact_text = (
         f"exact mean {_num(exact['mean'])} max {_num(exact['max'])} on {entry['exact_samples']}"
         if exact else "no exact sample within the path cap"
     )
-    return f"{head} from greedy counts {greedy} over {entry['samples']} quadruples; {exact_text}"
+    greedy = entry["greedy"]
+    greedy_text = (
+        f"from greedy counts (not a bound) mean {_num(greedy['mean'])} p99 {_num(greedy['p99'])}"
+        if greedy else "no greedy estimate"
+    )
+    return f"{head} {exact_text} quadruples; {greedy_text} over {entry['samples']}"
 
 
 def tnl_line(layer_set: str, entry: dict[str, Any]) -> str:
