@@ -27,6 +27,7 @@ from fatpaths_cfg.analysis.disjoint import (
     min_length_bounded_cut,
 )
 from fatpaths_cfg.analysis.path_metrics import (
+    DisjointCount,
     MetricsSettings,
     RoutedNetwork,
     cdp_metrics,
@@ -70,6 +71,14 @@ def minimal_next_hop(graph: Graph) -> np.ndarray:
 
 def network(graph: Graph) -> RoutedNetwork:
     return RoutedNetwork(graph, np.arange(graph.nr), minimal_next_hop(graph))
+
+
+def pair_counts(net: RoutedNetwork, hops: int, cap: int = 10_000) -> list[DisjointCount]:
+    """The three topology counts interference needs for a, b, c, d = 0, 1, 2, 3."""
+    counts = [count_disjoint(net, "topology", [0, 2], targets, hops, exact=True, cap=cap)
+              for targets in ([1], [3], [1, 3])]
+    assert all(c is not None for c in counts)
+    return [c for c in counts if c is not None]
 
 
 def exact_c(graph: Graph, a: list[int], b: list[int], hops: int) -> tuple[int, int, int]:
@@ -134,8 +143,7 @@ def test_complete_graph_interference() -> None:
     n = 6
     net = network(complete(n))
     for hops, expected in ((1, 0), (2, 2)):
-        counts = [count_disjoint(net, "topology", [0, 2], t, hops, exact=True, cap=10_000)
-                  for t in ([1], [3], [1, 3])]
+        counts = pair_counts(net, hops)
         assert interference(counts, lambda c: c.exact) == expected
         assert interference(counts, lambda c: c.greedy) == expected
 
@@ -144,14 +152,12 @@ def test_interference_through_a_bridge() -> None:
     # a=0, c=2 hang off x=4; b=1, d=3 off y=5; one bridge x-y carries everything:
     # c({a,c},{b}) = c({a,c},{d}) = c({a,c},{b,d}) = 1, so I = 1 + 1 - 1 = 1.
     bridge = Graph.from_edges(6, [(0, 4), (2, 4), (4, 5), (5, 1), (5, 3)])
-    counts = [count_disjoint(network(bridge), "topology", [0, 2], t, 3, exact=True, cap=100)
-              for t in ([1], [3], [1, 3])]
+    counts = pair_counts(network(bridge), 3)
     assert [(c.greedy, c.exact, c.cut) for c in counts] == [(1, 1, 1)] * 3
     assert interference(counts, lambda c: c.exact) == 1
     # with a link a-b and c-d of their own the pairs do not interfere: 1 + 1 - 2 = 0
     apart = Graph.from_edges(4, [(0, 1), (2, 3)])
-    counts = [count_disjoint(network(apart), "topology", [0, 2], t, 3, exact=True, cap=100)
-              for t in ([1], [3], [1, 3])]
+    counts = pair_counts(network(apart), 3)
     assert interference(counts, lambda c: c.exact) == 0
 
 
@@ -222,7 +228,16 @@ def test_programmes_match_exhaustive_search(
 def test_path_cap_drops_the_exact_value_but_keeps_the_greedy_one() -> None:
     net = network(complete(6))
     capped = count_disjoint(net, "topology", [0], [1], 3, exact=True, cap=5)
-    assert capped.exact is None and capped.cut is None and capped.greedy == 5
+    assert capped is not None and capped.exact is None and capped.cut is None and capped.greedy == 5
+
+
+def test_a_routed_set_over_the_cap_drops_the_sample_instead_of_counting_zero() -> None:
+    # on C_4 the opposite switches 0 and 2 have two shortest paths; neighbours have one
+    net = network(cycle(4))
+    assert count_disjoint(net, "minimal", [0], [2], 2, exact=True, cap=1) is None
+    report = cdp_metrics(net, "minimal", [(0, 2), (0, 1)], [2], MetricsSettings(path_cap=1))
+    assert report["2"]["samples"] == 1 and report["2"]["exact"]["mean"] == 1
+    assert cdp_metrics(net, "minimal", [(0, 2)], [2], MetricsSettings())["2"]["exact"]["mean"] == 2
 
 
 def test_total_network_load_of_a_cycle_and_a_clique() -> None:

@@ -8,8 +8,9 @@ Three numbers answer the question, and they are kept apart because only one is c
   row per link, at most one chosen path per link), solved with HiGHS;
 - the length-bounded cut is the paper's literal definition (fewest links whose removal leaves
   no A-B path of at most l hops), a 0/1 covering programme over the same paths. It bounds the
-  packing from above; the two agree for l <= 3 but may differ for longer paths, where
-  Menger's theorem fails for length-bounded paths.
+  packing from above. For one pair and l <= 2 the two agree (such paths never share a link),
+  but Menger's theorem does not hold for length-bounded paths: on the example dragonfly a pair
+  has 3 disjoint paths of at most 4 hops and a cut of 4.
 
 Candidate paths are enumerated, so the exact programmes run on small samples under a cap on
 the number of paths; past the cap the caller gets None and reports the greedy bound alone.

@@ -119,8 +119,12 @@ def _layer_paths(net: RoutedNetwork, a: int, b: int, max_hops: int) -> list[Path
 def count_disjoint(
     net: RoutedNetwork, layer_set: str, sources: Sequence[int], targets: Sequence[int],
     max_hops: int, exact: bool, cap: int,
-) -> DisjointCount:
-    """c_l(sources, targets) in a layer set: greedy always, exact (and cut) when asked."""
+) -> DisjointCount | None:
+    """c_l(sources, targets) in a layer set: greedy always, exact (and cut) when asked.
+
+    None for a routed set with more candidate paths than `cap` (many equal-cost shortest
+    paths): the sample is dropped rather than counted as zero.
+    """
     if layer_set == "topology":
         greedy = greedy_disjoint_in_graph(net.graph, sources, targets, max_hops)
         if not exact:
@@ -131,7 +135,7 @@ def count_disjoint(
         return DisjointCount(greedy, max_disjoint_paths(paths), min_length_bounded_cut(paths))
     paths = routed_paths(net, layer_set, sources, targets, max_hops, cap)
     if paths is None:
-        return DisjointCount(0, None, None)
+        return None
     # A routed set has at most a few paths per pair, so its exact value is always affordable.
     return DisjointCount(greedy_disjoint_paths(paths), max_disjoint_paths(paths), None)
 
@@ -210,12 +214,13 @@ def cdp_metrics(
     """c_l over the sampled pairs, per l: greedy at scale, exact on a sample, and the gap."""
     result: dict[str, Any] = {}
     for hops in lengths:
-        counts = [
+        found = [
             count_disjoint(net, layer_set, [a], [b], hops,
                            exact=layer_set != "topology" or i < settings.exact_samples,
                            cap=settings.path_cap)
             for i, (a, b) in enumerate(pairs)
         ]
+        counts = [c for c in found if c is not None]
         result[str(hops)] = {
             "samples": len(counts),
             "greedy": distribution([c.greedy for c in counts]),
@@ -235,11 +240,14 @@ def interference_metrics(
         exact: list[int] = []
         for i, (a, b, c, d) in enumerate(quads):
             want_exact = layer_set != "topology" or i < settings.exact_samples
-            counts = [
+            found = [
                 count_disjoint(net, layer_set, [a, c], targets, hops, want_exact,
                                settings.path_cap)
                 for targets in ([b], [d], [b, d])
             ]
+            counts = [x for x in found if x is not None]
+            if len(counts) < len(found):
+                continue
             greedy_value = interference(counts, lambda x: x.greedy)
             exact_value = interference(counts, lambda x: x.exact)
             if greedy_value is not None:
@@ -247,7 +255,7 @@ def interference_metrics(
             if exact_value is not None:
                 exact.append(exact_value)
         result[str(hops)] = {
-            "samples": len(quads),
+            "samples": len(greedy),
             "greedy": distribution(greedy),
             "exact": distribution(exact),
             "exact_samples": len(exact),

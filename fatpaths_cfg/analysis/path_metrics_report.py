@@ -30,10 +30,12 @@ def _sample_text(dist: dict[str, float], tail: str) -> str:
     return " ".join(f"{k} {_num(dist[k])}" for k in ("mean", tail, extreme))
 
 
-def cdp_line(layer_set: str, hops: str, entry: dict[str, Any], pairs: int) -> str:
+def cdp_line(layer_set: str, hops: str, entry: dict[str, Any]) -> str:
     head = f"c_l {layer_set} l={hops}:"
+    pairs = entry["samples"]
     if layer_set != "topology":
-        return f"{head} {_sample_text(entry['exact'], 'p1')} over {pairs} pairs (exact)"
+        body = _sample_text(entry["exact"], "p1") if entry["exact"] else "n/a"
+        return f"{head} {body} over {pairs} pairs (exact)"
     line = f"{head} greedy {_sample_text(entry['greedy'], 'p1')} over {pairs} pairs"
     gap = entry["gap"]
     if entry["exact"] is None:
@@ -92,7 +94,7 @@ def metric_lines(metrics: dict[str, Any]) -> list[str]:
     ]
     for layer_set in LAYER_SETS:
         for hops, entry in metrics["cdp"][layer_set].items():
-            lines.append(cdp_line(layer_set, hops, entry, metrics["pairs_sampled"]))
+            lines.append(cdp_line(layer_set, hops, entry))
     for layer_set in LAYER_SETS:
         for hops, entry in metrics["interference"][layer_set].items():
             lines.append(interference_line(layer_set, hops, entry))
