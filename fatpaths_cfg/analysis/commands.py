@@ -159,20 +159,22 @@ def analyze_command(
         help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
     ),
     pairs: int = typer.Option(
-        500, "--pairs", help="Switch pairs sampled for path diversity and c_l."
+        500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."
     ),
     quadruples: int = typer.Option(
-        100, "--quadruples", help="Switch quadruples (a, b, c, d) sampled for path interference."
+        100, "--quadruples", min=0,
+        help="Switch quadruples (a, b, c, d) sampled for path interference.",
     ),
     exact_samples: int = typer.Option(
-        20, "--exact-samples",
+        20, "--exact-samples", min=0,
         help="Samples on which c_l and interference over all paths are also solved exactly.",
     ),
     path_cap: int = typer.Option(
-        20_000, "--path-cap", help="Skip an exact sample with more candidate paths than this."
+        20_000, "--path-cap", min=1,
+        help="Skip an exact sample with more candidate paths than this.",
     ),
     collision_permutations: int = typer.Option(
-        20, "--collision-permutations",
+        20, "--collision-permutations", min=0,
         help="Random host permutations for the collision histogram.",
     ),
     seed: int = typer.Option(1, "--seed"),
@@ -219,7 +221,8 @@ def analyze_command(
     run_or_exit(lambda: check_output_target(target, "analyze"))
     with make_progress(console=console) as progress:
         settings = MetricsSettings(
-            pairs, quadruples, exact_samples, path_cap, collision_permutations, seed
+            pairs=pairs, quadruples=quadruples, exact_samples=exact_samples, path_cap=path_cap,
+            permutations=collision_permutations, seed=seed,
         )
         result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress, settings)
     tree = OutputTree("analyze")

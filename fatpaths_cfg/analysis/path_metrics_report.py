@@ -39,7 +39,7 @@ def cdp_line(layer_set: str, hops: str, entry: dict[str, Any]) -> str:
     line = f"{head} greedy {_sample_text(entry['greedy'], 'p1')} over {pairs} pairs"
     gap = entry["gap"]
     if entry["exact"] is None:
-        return f"{line}; no exact sample within the path cap"
+        return f"{line}; no exact sample (none asked for, or all over the path cap)"
     return (
         f"{line}; exact mean {_num(entry['exact']['mean'])} min {_num(entry['exact']['min'])} "
         f"on {gap['samples']}, greedy below exact on {gap['samples_greedy_below_exact']} "
@@ -55,15 +55,16 @@ def interference_line(layer_set: str, hops: str, entry: dict[str, Any]) -> str:
         body = _sample_text(exact, "p99") if exact else "n/a"
         return f"{head} {body} over {entry['samples']} quadruples (exact)"
     exact_text = (
-        f"exact mean {_num(exact['mean'])} max {_num(exact['max'])} on {entry['exact_samples']}"
-        if exact else "no exact sample within the path cap"
+        f"exact mean {_num(exact['mean'])} max {_num(exact['max'])} on "
+        f"{entry['exact_samples']} quadruples"
+        if exact else "no exact sample (none asked for, or all over the path cap)"
     )
     greedy = entry["greedy"]
     greedy_text = (
         f"from greedy counts (not a bound) mean {_num(greedy['mean'])} p99 {_num(greedy['p99'])}"
         if greedy else "no greedy estimate"
     )
-    return f"{head} {exact_text} quadruples; {greedy_text} over {entry['samples']}"
+    return f"{head} {exact_text}; {greedy_text} over {entry['samples']}"
 
 
 def tnl_line(layer_set: str, entry: dict[str, Any]) -> str:
