@@ -148,6 +148,18 @@ def test_complete_graph_interference() -> None:
         assert interference(counts, lambda c: c.greedy) == expected
 
 
+def test_radix_invariant_figures_of_a_clique_match_the_paper_s_reasoning() -> None:
+    # K_8, k'=7: c_1 = 1 < 3 and c_2 = 7 for every pair, so d' = 2 and CDP is 100% of k' in
+    # mean and tail; every quadruple interferes by 2 (see above), 2/7 of k'. The paper's
+    # clique row (k'=100) reads 100%, 100%, 2% = 2/100 for the same reason.
+    result = path_metrics(network(complete(8)),
+                          MetricsSettings(pairs=40, quadruples=10, exact_samples=10))
+    assert result["radix_invariant"] == {
+        "d_prime": 2, "cdp_mean": 1.0, "cdp_p1": 1.0, "pi_mean": round(2 / 7, 4),
+        "pi_p99.9": round(2 / 7, 4), "pi_samples": 10,
+    }
+
+
 def test_interference_through_a_bridge() -> None:
     # a=0, c=2 hang off x=4; b=1, d=3 off y=5; one bridge x-y carries everything:
     # c({a,c},{b}) = c({a,c},{d}) = c({a,c},{b,d}) = 1, so I = 1 + 1 - 1 = 1.

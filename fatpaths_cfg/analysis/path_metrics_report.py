@@ -101,7 +101,23 @@ def metric_lines(metrics: dict[str, Any]) -> list[str]:
             lines.append(interference_line(layer_set, hops, entry))
     lines += [tnl_line(ls, entry) for ls, entry in metrics["tnl"].items()]
     lines.append(collision_line(metrics["collisions"]))
+    lines.append(radix_invariant_line(metrics["radix_invariant"], metrics["radix"]))
     return lines
+
+
+def radix_invariant_line(entry: dict[str, Any] | None, radix: float) -> str:
+    head = f"as in FatPaths Table IV (shares of k'={_num(radix)}):"
+    if entry is None:
+        return f"{head} no l up to D+2 has a 1% tail of c_l >= 3"
+    pi = (
+        f"PI mean {entry['pi_mean']:.0%}, 99.9% tail {entry['pi_p99.9']:.0%} "
+        f"(exact, {entry['pi_samples']} quadruples)"
+        if entry["pi_mean"] is not None else "PI n/a"
+    )
+    return (
+        f"{head} d'={entry['d_prime']}: CDP mean {entry['cdp_mean']:.0%}, 1% tail "
+        f"{entry['cdp_p1']:.0%} (greedy); {pi}"
+    )
 
 
 def _best(entry: dict[str, Any]) -> dict[str, float] | None:
