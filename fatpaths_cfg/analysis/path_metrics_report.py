@@ -36,6 +36,8 @@ def cdp_line(layer_set: str, hops: str, entry: dict[str, Any]) -> str:
     if layer_set != "topology":
         body = _sample_text(entry["exact"], "p1") if entry["exact"] else "n/a"
         return f"{head} {body} over {pairs} pairs (exact)"
+    if entry["greedy"] is None:
+        return f"{head} no pairs sampled"
     line = f"{head} greedy {_sample_text(entry['greedy'], 'p1')} over {pairs} pairs"
     gap = entry["gap"]
     if entry["exact"] is None:
