@@ -1,5 +1,5 @@
-"""`fatpaths analyze OUT`: path diversity and maximum achievable throughput, as JSON, a table
-and plots."""
+"""`fatpaths analyze OUT`: path diversity, FatPaths' path metrics (c_l, interference, TNL,
+collisions) and maximum achievable throughput, as JSON, a table, result lines and plots."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import typer
 from rich.progress import Progress
 
 from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
+from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot, routed_network
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import (
     ALIASES,
@@ -35,6 +37,7 @@ def analyze(
     seed: int,
     progress: Progress | None = None,
     offset: int | None = None,
+    metrics: MetricsSettings | None = None,
 ) -> dict[str, Any]:
     rng = np.random.default_rng([seed, 0xA7A])
     fabric = compiled.fabric
@@ -50,13 +53,13 @@ def analyze(
         demand = switch_demand(fabric, host_pairs(fabric, pattern, rng, offset))
         throughput[pattern] = {}
         for scheme in schemes:
-            result = max_achievable_throughput(
+            solved = max_achievable_throughput(
                 fabric, compiled.next_hop, compiled.dist, demand, scheme
             )
-            throughput[pattern][scheme] = round(result.throughput, 4)
+            throughput[pattern][scheme] = round(solved.throughput, 4)
             if progress and task is not None:
                 progress.advance(task)
-    return {
+    result: dict[str, Any] = {
         "fabric": fabric.name,
         "layers": int(compiled.next_hop.shape[0]),
         "pairs_sampled": len(sampled),
@@ -83,6 +86,10 @@ def analyze(
         },
         "max_achievable_throughput": throughput,
     }
+    # Only when asked: sweeps call this per task and need the throughput, not c_l.
+    if metrics is not None:
+        result["path_metrics"] = path_metrics(routed_network(compiled), metrics)
+    return result
 
 
 def _histogram(values: list[int]) -> dict[str, int]:
@@ -162,7 +169,25 @@ def analyze_command(
     offset: int | None = typer.Option(
         None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
     ),
-    pairs: int = typer.Option(500, "--pairs", help="Switch pairs sampled for path diversity."),
+    pairs: int = typer.Option(
+        500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."
+    ),
+    quadruples: int = typer.Option(
+        100, "--quadruples", min=0,
+        help="Switch quadruples (a, b, c, d) sampled for path interference.",
+    ),
+    exact_samples: int = typer.Option(
+        20, "--exact-samples", min=0,
+        help="Samples on which c_l and interference over all paths are also solved exactly.",
+    ),
+    path_cap: int = typer.Option(
+        20_000, "--path-cap", min=1,
+        help="Skip an exact sample with more candidate paths than this.",
+    ),
+    collision_permutations: int = typer.Option(
+        20, "--collision-permutations", min=0,
+        help="Random host permutations for the collision histogram.",
+    ),
     seed: int = typer.Option(1, "--seed"),
     results: Path | None = typer.Option(
         None,
@@ -182,7 +207,7 @@ def analyze_command(
         20_000, "--max-iterations", help="Iteration cap per permutation (--convergence)."
     ),
 ) -> None:
-    """Path diversity and maximum achievable throughput (LP, HiGHS) of a compiled fabric."""
+    """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
     from fatpaths_cfg.commands import run_or_exit
 
     compiled = run_or_exit(lambda: load_compiled(out))
@@ -205,15 +230,22 @@ def analyze_command(
             raise typer.Exit(2)
     target = results or out / "analysis"
     run_or_exit(lambda: check_output_target(target, "analyze"))
+    settings = MetricsSettings(
+        pairs=pairs, quadruples=quadruples, exact_samples=exact_samples, path_cap=path_cap,
+        permutations=collision_permutations, seed=seed,
+    )
     try:
         with make_progress(console=console) as progress:
-            result = analyze(compiled, pattern_list, scheme_list, pairs, seed, progress, offset)
+            result = analyze(
+                compiled, pattern_list, scheme_list, pairs, seed, progress, offset, settings
+            )
     except PatternError as exc:  # e.g. an offset that maps every host onto itself
         console.print(f"error: --traffic: {exc}", style="red", markup=False)
         raise typer.Exit(2) from None
     tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
+    tree.add_bytes("path_metrics.png", metrics_plot(result["path_metrics"], result["fabric"]))
     run_or_exit(lambda: tree.commit(target))
     table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
@@ -229,7 +261,13 @@ def analyze_command(
         f"layers give {div['mean_distinct_layer_paths']:.2f} distinct and "
         f"{div['mean_disjoint_layer_paths']:.2f} edge-disjoint paths on average"
     )
-    console.print(f"wrote {target / 'analysis.json'} and {target / 'analysis.png'}", markup=False)
+    for line in metric_lines(result["path_metrics"]):
+        console.print(line, markup=False, highlight=False)
+    console.print(
+        f"wrote {target / 'analysis.json'}, {target / 'analysis.png'} and "
+        f"{target / 'path_metrics.png'}",
+        markup=False,
+    )
 
 
 def convergence_command(
