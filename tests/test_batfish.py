@@ -11,16 +11,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.verify.batfish import BatfishResult, check_with_batfish
+from fatpaths_cfg.verify.batfish import BatfishResult, check_with_batfish, is_ipv6_statement
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
 DUAL = Path(__file__).resolve().parent / "golden" / "hand6-dual.yaml"
+HAND6 = INVENTORY.parent / "hand-6.yaml"
 
 pytestmark = pytest.mark.batfish
 
@@ -80,19 +82,35 @@ def test_batfish_sees_a_route_moved_to_another_neighbour(tmp_path: Path) -> None
     assert any(match.group(1) in failure for failure in routes.failures)
 
 
-def test_eos_configs_parse_as_arista_with_no_warning(tmp_path: Path) -> None:
+def _parse_eos(tmp_path: Path, inventory: Path, name: str) -> tuple[Any, Any]:
     from pybatfish.client.session import Session
 
-    out = _compile(tmp_path / "eos", "eos", DUAL)
+    out = _compile(tmp_path / name, "eos", inventory)
     bf = Session(host=_host())
     bf.set_network("fatpaths-eos-format")
-    bf.init_snapshot(str(out / "batfish"), name="eos-format", overwrite=True)
+    bf.init_snapshot(str(out / "batfish"), name=name, overwrite=True)
     status = bf.q.fileParseStatus().answer().frame()
-    configs = status[status["File_Name"].str.startswith("configs/")]
+    return status[status["File_Name"].str.startswith("configs/")], bf.q.parseWarning().answer(
+    ).frame()
+
+
+def test_eos_configs_parse_as_arista_with_no_warning(tmp_path: Path) -> None:
+    configs, warnings = _parse_eos(tmp_path, HAND6, "eos-v4")
     assert len(configs) == 6
     assert set(configs["File_Format"]) == {"ARISTA"}
     assert set(configs["Status"]) == {"PASSED"}
-    assert len(bf.q.parseWarning().answer().frame()) == 0
+    assert len(warnings) == 0
+
+
+def test_dual_stack_eos_parses_as_arista_and_only_ipv6_lines_may_be_unparsed(
+    tmp_path: Path,
+) -> None:
+    """Batfish releases before mid-2026 do not parse `ipv6 unicast-routing` on Arista; newer
+    ones do. Either way the files are Arista and nothing but IPv6 statements is left unread."""
+    configs, warnings = _parse_eos(tmp_path, DUAL, "eos-dual")
+    assert set(configs["File_Format"]) == {"ARISTA"}
+    assert set(configs["Status"]) <= {"PASSED", "PARTIALLY_UNRECOGNIZED"}
+    assert all(is_ipv6_statement(str(text)) for text in warnings["Text"])
 
 
 @pytest.mark.parametrize("platform", ["eos", "sonic"])

@@ -23,6 +23,8 @@ from fatpaths_cfg.verify.batfish import (
     expected_static_routes,
     fabric_families,
     internal_only_families,
+    is_ipv6_statement,
+    split_ipv6_warnings,
     trace_addresses,
 )
 
@@ -131,3 +133,30 @@ def test_the_report_says_plainly_which_families_batfish_checked() -> None:
     assert result.to_json()["families_checked_internally_only"] == ["IPv6"]
     ipv4_only = BatfishResult("bf", "snap", "prefix")
     assert ipv4_only.summary().endswith("all passed; IPv4 routes and traceroutes checked")
+
+
+class _Rows:
+    """The part of a pandas frame `split_ipv6_warnings` reads (iterrows)."""
+
+    def __init__(self, rows: list[dict[str, object]]) -> None:
+        self.rows = rows
+
+    def iterrows(self) -> Iterator[tuple[int, dict[str, object]]]:
+        return iter(enumerate(self.rows))
+
+
+def test_ipv6_lines_batfish_cannot_parse_are_caveats_not_failures() -> None:
+    rows = _Rows([
+        {"Filename": "configs/leaf1.cfg", "Line": 59, "Text": "ipv6 unicast-routing",
+         "Comment": "This syntax is unrecognized"},
+        {"Filename": "configs/leaf2.cfg", "Line": 12, "Text": "ipv6 address fd00:fa7:1::1/127",
+         "Comment": "This syntax is unrecognized"},
+        {"Filename": "configs/leaf2.cfg", "Line": 30, "Text": "ip routing vrf blue",
+         "Comment": "This syntax is unrecognized"},
+    ])
+    failing, ipv6_only, files = split_ipv6_warnings(rows)
+    assert failing == ["configs/leaf2.cfg:30: ip routing vrf blue (This syntax is unrecognized)"]
+    assert len(ipv6_only) == 2
+    assert files == {"configs/leaf1.cfg"}  # leaf2 also has a non-IPv6 line: it still fails
+    assert not is_ipv6_statement("ip route 10.0.0.0/24 172.16.0.1")
+    assert is_ipv6_statement("ipv6 route fd00:fa7::/64 fd00:fa7:1::1")
