@@ -535,3 +535,35 @@ def test_inventory_mgmt_pool_and_map_reach_generated_fabrics(tmp_path: Path, rep
     assert f"{inventory}:7: mgmt.addresses.nope: no switch named 'nope'" in result.output
     assert ":6: mgmt.pool: 192.0.2.0/29 has fewer host addresses than the 18 switches" \
         in result.output
+
+
+def test_a_missing_driver_is_one_message_before_any_switch_is_contacted(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six switches of a platform without a driver: the hint (how to install, from a clone
+    and from an index) is printed once, and nothing is dialled."""
+    import fatpaths_cfg.deploy.push as push
+
+    inventory = tmp_path / "hand6.yaml"
+    inventory.write_text((repo / "inventories/hand-6.yaml").read_text())
+    out = tmp_path / "out"
+    api.compile_to_directory(inventory, out)
+    out = output_for(out, tmp_path / "with-mgmt", {f"leaf{i}": f"198.51.100.{i}"
+                                                   for i in range(1, 7)})
+
+    def no_napalm(platform: str) -> type:
+        raise UserErrors.single("deploy", "", "NAPALM cannot be imported (test)",
+                                push.DEPLOY_EXTRA_HINT)
+
+    dialled: list[str] = []
+    monkeypatch.setattr(push, "driver_class", no_napalm)
+    monkeypatch.setattr(push, "on_device", lambda target, *_: dialled.append(target.name))
+    monkeypatch.setenv("FATPATHS_TEST_SECRET", "unused")
+    result = CliRunner().invoke(
+        build_app(), ["deploy", str(out), "--password-env", "FATPATHS_TEST_SECRET"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("NAPALM cannot be imported") == 1
+    assert "pip install -e '.[deploy]'" in result.stderr
+    assert "pip install 'fatpaths-cfg[deploy]'" in result.stderr
+    assert dialled == []

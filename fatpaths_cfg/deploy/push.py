@@ -26,7 +26,7 @@ from fatpaths_cfg.deploy.state import (
     frr_compiled_table,
     script_compiled_table,
 )
-from fatpaths_cfg.errors import ErrorCollector, UserErrors
+from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
 
 __all__ = ["Credentials", "DeployOptions", "DeployReport", "DeployTarget", "SwitchResult",
            "check_cabling", "confirm", "deploy", "driver_class", "plan_targets"]
@@ -98,6 +98,13 @@ class DeployReport:
         return all(r.ok for r in self.results) and not self.cabling
 
 
+# Works from a clone (editable install) and from a package index alike.
+DEPLOY_EXTRA_HINT = (
+    "install the deploy extra: pip install -e '.[deploy]' in a fatpaths clone, "
+    "or pip install 'fatpaths-cfg[deploy]' from a package index"
+)
+
+
 def driver_class(platform: str) -> type[Any]:
     """The NAPALM driver of a platform; a platform without one is a user error."""
     try:
@@ -105,8 +112,7 @@ def driver_class(platform: str) -> type[Any]:
         from napalm.base.exceptions import ModuleImportError
     except ImportError as exc:
         raise UserErrors.single(
-            "deploy", "", f"NAPALM cannot be imported ({exc})",
-            "pip install 'fatpaths-cfg[deploy]'"
+            "deploy", "", f"NAPALM cannot be imported ({exc})", DEPLOY_EXTRA_HINT
         ) from None
     if platform == "frr":
         from fatpaths_cfg.deploy.frr_driver import FrrDriver
@@ -124,6 +130,18 @@ def driver_class(platform: str) -> type[Any]:
         raise UserErrors.single(
             "deploy", "platform", f"no NAPALM driver for platform {platform!r}", hint
         ) from None
+
+
+def missing_drivers(targets: list[DeployTarget]) -> list[UserError]:
+    """Every platform's driver, checked once before any switch is touched, so a missing one is
+    one message, not one per switch."""
+    errors: list[UserError] = []
+    for platform in sorted({t.platform for t in targets}):
+        try:
+            driver_class(platform)
+        except UserErrors as exc:
+            errors += exc.errors
+    return errors
 
 
 def plan_targets(
@@ -157,6 +175,7 @@ def plan_targets(
     if not targets and not errors.errors:
         errors.add(fabric_file, 0, "switches", "no switch has a management address",
                    "set `mgmt:` in the inventory and recompile, or give a --devices file")
+    errors.errors += missing_drivers(targets)
     errors.raise_if_any()
     return targets, skipped
 
@@ -171,12 +190,6 @@ def _target(compiled: LoadedCompiled, switch: dict[str, Any], book: DeviceBook, 
     if platform not in CONFIG_PATHS:
         errors.add(fabric_file, 0, f"switches.{name}.platform",
                    f"platform {platform!r} cannot be deployed", ", ".join(CONFIG_PATHS))
-        return None
-    try:
-        driver_class(platform)
-    except UserErrors as exc:
-        errors.errors.extend(type(e)(e.file, e.line, f"switches.{name}.platform", e.message,
-                                     e.hint) for e in exc.errors)
         return None
     config = out / CONFIG_PATHS[platform].format(name=name)
     if not config.exists():
