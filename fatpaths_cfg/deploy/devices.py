@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
 from fatpaths_cfg.inventory.load import validation_errors
-from fatpaths_cfg.inventory.schema import Name
+from fatpaths_cfg.inventory.schema import IPAddressText, Name
 from fatpaths_cfg.inventory.yaml_source import SourceMap, load_yaml
 
 PATH_FIELDS = ("state_dir", "frr_dir", "vty_socket", "lldp_socket")
@@ -38,7 +38,7 @@ class _Strict(BaseModel):
 class Access(_Strict):
     """How to log in; every field may be left to the defaults or the command line."""
 
-    host: str | None = None
+    host: IPAddressText | None = None
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
     username: str | None = None
     password_env: str | None = None
@@ -49,13 +49,6 @@ class Access(_Strict):
     frr_dir: str | None = None
     vty_socket: str | None = None
     lldp_socket: str | None = None
-
-    @field_validator("host")
-    @classmethod
-    def _host(cls, value: str | None) -> str | None:
-        if value is not None:
-            ipaddress.ip_address(value)
-        return value
 
 
 class DevicesFile(_Strict):

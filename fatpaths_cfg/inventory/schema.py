@@ -10,7 +10,14 @@ import ipaddress
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHM_NAMES
 
@@ -52,6 +59,15 @@ def parse_speed_gbps(value: str | int | float) -> float:
     return gbps
 
 
+def _ip_address_text(value: str) -> str:
+    ipaddress.ip_address(value)  # ValueError names the bad value
+    return value
+
+
+# An IPv4 or IPv6 address, kept as the text the user wrote (it reaches configs verbatim).
+IPAddressText = Annotated[str, AfterValidator(_ip_address_text)]
+
+
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -77,15 +93,8 @@ class SwitchSpec(StrictModel):
     name: Name
     platform: Platform | None = None
     ports: Annotated[int, Field(ge=1, le=1024)] | list[PortName] | None = None
-    mgmt: str | None = None
+    mgmt: IPAddressText | None = None
     role: Name | None = None
-
-    @field_validator("mgmt")
-    @classmethod
-    def _mgmt(cls, value: str | None) -> str | None:
-        if value is not None:
-            ipaddress.ip_address(value)
-        return value
 
 
 def _check_endpoint(value: str) -> str:
