@@ -369,5 +369,5 @@ def check_tuned_inventory(text: str, target: Path) -> None:
 
 
 def add_commands(app: typer.Typer) -> None:
-    app.command("sweep")(sweep_command)
-    app.command("tune")(tune_command)
+    app.command("sweep", short_help="Run a parameter grid on Dask.")(sweep_command)
+    app.command("tune", short_help="Pick layers within hardware limits.")(tune_command)
