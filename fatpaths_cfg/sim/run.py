@@ -220,7 +220,8 @@ def simulate(
         network_name=network.name,
         n_hosts=network.n_hosts,
         workload=workload,
-        config=config.resolved(),
+        # With the virtual channels the run resolved for this network.
+        config={**config.resolved(), "channels": config.native_dict(network)["channels"]},
         flows=flows,
         counters=dict(engine.counters()),
         wall_seconds=wall,
