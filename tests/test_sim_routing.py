@@ -241,3 +241,30 @@ def test_simulate_command_reports_a_deadlock(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["config"]["lossless"] is True
     assert len(summary["deadlock"]["cycle"]) == 6
+
+
+def _clos_shift(n: int, r: int) -> Workload:
+    """Host j of leaf i to host j of leaf i + 1: every flow crosses a middle switch."""
+    hosts = n * r
+    return flows([(h, (h + n) % hosts) for h in range(hosts)], 2_000_000)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_adaptive_routing_on_clos_converges_only_with_shaped_hosts(p: int) -> None:
+    # Clos(n=6, r=4, m=6): with flows at the full link rate (p = 1) two flows on one middle
+    # link already overload it and re-picks keep colliding; at half the rate (p = 2) each link
+    # carries two flows and a few re-picks settle (Zahavi et al.; m * p >= n).
+    net = network_from_topology("clos", {"n": 6, "r": 4, "m": 6}).with_options(host_gbps=100.0 / p)
+    result = simulate(net, _clos_shift(6, 4), SimConfig(routing="adaptive", load_balancing="ecmp"))
+    c = result.counters
+    assert result.finished.all()
+    assert c["adaptive_notifications"] >= c["adaptive_repicks"] > 0
+    # A re-picked flow's packets on the new path overtake those still queued on the old one.
+    assert c["out_of_order"] > 0
+    assert int(np.sum(result.flows["out_of_order"])) == c["out_of_order"]
+    if p == 2:
+        assert c["adaptive_links_over_capacity"] == 0
+        assert 0 <= c["adaptive_converged_at_ps"] < 50 * 1_000_000
+    else:
+        assert c["adaptive_links_over_capacity"] > 0
+        assert c["adaptive_converged_at_ps"] == -1  # never

@@ -121,6 +121,15 @@ def simulate_command(
     ugal_threshold: float = typer.Option(
         10.0, "--ugal-threshold", help="ugal-l-threshold: minimal below this % of the buffer."
     ),
+    adaptive_threshold: int = typer.Option(
+        4, "--adaptive-threshold", help="adaptive: queue (packets) that notifies the input switch."
+    ),
+    notify_delay: float = typer.Option(
+        1.0, "--notify-delay-us", help="adaptive: delay of a congestion notification in us."
+    ),
+    host_gbps: float | None = typer.Option(
+        None, "--host-gbps", help="Shape every host link to this rate (e.g. 1/p of the links)."
+    ),
     lossless: bool = typer.Option(
         False, "--lossless", help="PFC per priority instead of dropping or trimming queues."
     ),
@@ -147,6 +156,8 @@ def simulate_command(
         network = load_network(out, link_latency_ps=round(latency * 1e6))
         if all_equal_cost:
             network = network.with_options(all_equal_cost=True)
+        if host_gbps is not None:
+            network = network.with_options(host_gbps=host_gbps)
         duration_ps = parse_duration_ps(duration) if duration else None
         if from_file:
             nodes, flows = read_connection_matrix(workload)
@@ -185,6 +196,9 @@ def simulate_command(
         "all_equal_cost": all_equal_cost,
         "routing": routing,
         "vcs": vcs,
+        "adaptive_threshold": adaptive_threshold,
+        "notify_delay_us": notify_delay,
+        "host_gbps": host_gbps,
         "lossless": lossless,
         "pfc_xoff": pfc_xoff,
         "pfc_xon": pfc_xon,
@@ -201,6 +215,8 @@ def simulate_command(
             ugal_n_i=ugal_n_i,
             ugal_c=ugal_c,
             ugal_threshold=ugal_threshold / 100,
+            adaptive_threshold_packets=adaptive_threshold,
+            notify_delay_us=notify_delay,
             lossless=lossless,
             pfc_xoff_packets=pfc_xoff,
             pfc_xon_packets=pfc_xon,

@@ -17,7 +17,7 @@ from .workloads import Workload
 
 TRANSPORTS = ("ndp", "tcp", "dctcp")
 LOAD_BALANCING = ("ecmp", "spray", "letflow", "fatpaths")
-ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold")
+ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold", "adaptive")
 
 # Per-transport defaults from the papers (docs/simulator.md, Transports): NDP runs shallow 8-packet
 # trimming queues with an 8-packet first window; TCP and DCTCP 100-packet tail-drop queues,
@@ -43,7 +43,9 @@ def virtual_channels(routing: str, topology: str | None, diameter: int) -> int:
     if routing == "layers":
         return 1
     minimal, indirect = _PAPER_CHANNELS.get(topology or "", (diameter, 2 * diameter))
-    return max(1, min(PRIORITIES, minimal if routing == "min" else indirect))
+    # Adaptive routing picks among minimal paths, so it needs what MIN needs.
+    count = minimal if routing in ("min", "adaptive") else indirect
+    return max(1, min(PRIORITIES, count))
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ class SimConfig:
     ugal_n_i: int = 4
     ugal_c: float = 1.0
     ugal_threshold: float = 0.1
+    # Adaptive routing (Clos): a queue above this many packets notifies the flow's input switch,
+    # which re-picks the flow's middle switch once the notification arrives.
+    adaptive_threshold_packets: int = 4
+    notify_delay_us: float = 1.0
     # Hop-count virtual channels (PFC priorities) of MIN/INR/UGAL-L; None: virtual_channels().
     channels: int | None = None
     # PFC instead of drop-tail or trimming queues; thresholds per ingress and priority.
@@ -144,6 +150,8 @@ class SimConfig:
             "ugal_n_i": self.ugal_n_i,
             "ugal_c": self.ugal_c,
             "ugal_threshold": self.ugal_threshold,
+            "adaptive_threshold_bytes": self.adaptive_threshold_packets * packet,
+            "notify_delay_ps": round(self.notify_delay_us * 1e6),
             "channels": channels,
             # Under layered routing each layer has a priority of its own (the last one shared
             # beyond eight layers): a layer cycle-free on its own stays so on its priority.

@@ -1,7 +1,7 @@
 //! Run parameters shared by the engine and the transports.
 
 use super::packet::Time;
-use super::routing::{RoutingKind, UgalParams};
+use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportKind {
@@ -74,6 +74,7 @@ pub struct SimConfig {
     /// Switch-side routing scheme.
     pub routing: RoutingKind,
     pub ugal: UgalParams,
+    pub adaptive: AdaptiveParams,
     /// Hop-count virtual channels of MIN, INR and UGAL-L (PFC priorities 0..channels).
     pub channels: u8,
     /// PFC priority of each layer under `RoutingKind::Layers`.
@@ -103,6 +104,7 @@ impl Default for SimConfig {
             seed: 1,
             routing: RoutingKind::Layers,
             ugal: UgalParams::default(),
+            adaptive: AdaptiveParams::default(),
             channels: 1,
             layer_priority: vec![0],
             lossless: false,

@@ -15,7 +15,7 @@ use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec};
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
 use super::random::SimRng;
-use super::routing::{scheme_for, RouteTag, RoutingScheme, SwitchView, NO_VIA};
+use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
 use super::transport::{Host, Transport};
 
@@ -67,6 +67,10 @@ pub struct FlowRecord {
     pub spray_cursor: u32,
     pub spray_deck: [u8; SPRAY_DECK],
     pub last_send: Time,
+    /// One more than the highest packet number that reached the receiver whole (0: none).
+    pub highest_arrived: u32,
+    /// Data packets that reached the receiver after a higher-numbered one.
+    pub out_of_order: u32,
 }
 
 /// Entropy values a spraying flow cycles through before reshuffling.
@@ -96,6 +100,8 @@ pub struct Counters {
     pub data_hops: u64,
     /// Packets the routing scheme sent via an intermediate switch.
     pub indirect_packets: u64,
+    /// Data packets that reached their receiver after a higher-numbered one of their flow.
+    pub out_of_order: u64,
 }
 
 /// A simulation of one workload on one fabric.
@@ -150,6 +156,8 @@ pub struct Datapath {
     tags: Vec<PacketTag>,
     free_packets: Vec<u32>,
     routing: Box<dyn RoutingScheme>,
+    /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
+    watch_queues: bool,
     /// PFC queues replacing `port_state`'s drop-tail and trimming queues in lossless runs.
     pfc: Option<PfcQueues>,
     flows: Vec<FlowRecord>,
@@ -241,6 +249,8 @@ impl Simulator {
                 spray_cursor: 0,
                 spray_deck: std::array::from_fn(|i| i as u8),
                 last_send: NO_TIME,
+                highest_arrived: 0,
+                out_of_order: 0,
             });
         }
         check_routing(&cfg, spec)?;
@@ -257,6 +267,7 @@ impl Simulator {
             cfg.routing,
             spec,
             cfg.ugal,
+            cfg.adaptive,
             cfg.channels,
             &cfg.layer_priority,
             cfg.seed,
@@ -291,6 +302,7 @@ impl Simulator {
             packets: Vec::with_capacity(1 << 16),
             tags: Vec::with_capacity(1 << 16),
             free_packets: Vec::new(),
+            watch_queues: routing.watches_queues(),
             routing,
             pfc,
             flows: records,
@@ -367,6 +379,11 @@ impl Simulator {
 
     pub fn forwarding_table_bytes(&self) -> usize {
         self.net.fib.memory_bytes()
+    }
+
+    /// The routing scheme's own counters (adaptive routing's convergence).
+    pub fn routing_counters(&self) -> Vec<(&'static str, i64)> {
+        self.net.routing.counters()
     }
 
     /// PFC counters of a lossless run.
@@ -634,6 +651,14 @@ impl Datapath {
         if node >= self.nr {
             let p = self.packets[pkt as usize];
             self.free_packet(pkt);
+            if p.kind == PacketKind::Data && p.flags & flags::TRIMMED == 0 {
+                let fl = &mut self.flows[p.flow as usize];
+                if p.seq + 1 < fl.highest_arrived {
+                    fl.out_of_order += 1;
+                    self.counters.out_of_order += 1;
+                }
+                fl.highest_arrived = fl.highest_arrived.max(p.seq + 1);
+            }
             Some(p)
         } else {
             self.forward(pkt, node, port);
@@ -654,7 +679,14 @@ impl Datapath {
                 pfc: self.pfc.as_ref(),
                 buffer: self.queue_cap_bytes,
             };
-            tag.route.via = self.routing.inject(&view, switch, dst_switch, p.entropy);
+            let at = Injection {
+                switch,
+                target: dst_switch,
+                entropy: p.entropy,
+                flow: p.flow,
+                now: self.now,
+            };
+            tag.route.via = self.routing.inject(&view, at);
             self.counters.indirect_packets += (tag.route.via != NO_VIA) as u64;
         }
         if tag.route.via == switch {
@@ -697,7 +729,23 @@ impl Datapath {
             self.counters.data_hops += (p.kind == PacketKind::Data) as u64;
         }
         self.tags[pkt as usize] = tag;
+        if self.watch_queues && p.kind == PacketKind::Data && out < 2 * self.n_links {
+            let queued = self.port_bytes(out) + p.size as u64;
+            let to = self.ports[out as usize].to;
+            self.routing.on_queued(p.flow, switch, to, queued, self.now);
+        }
         self.enqueue(out, pkt);
+    }
+
+    /// Bytes waiting in `port`'s queues, every priority.
+    fn port_bytes(&self, port: u32) -> u64 {
+        match &self.pfc {
+            Some(q) => q.queued_bytes(port),
+            None => {
+                let ps = &self.port_state[port as usize];
+                ps.low_bytes + ps.high_bytes
+            }
+        }
     }
 
     /// Accounts for a packet that leaves the network without being delivered.

@@ -10,7 +10,7 @@ use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowRecord, FlowSpec, Simulator};
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
-use super::routing::{RoutingKind, UgalParams};
+use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 
 fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     d.get_item(key)?
@@ -107,6 +107,10 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         c: optional(d, "ugal_c", base.ugal.c)?,
         threshold: optional(d, "ugal_threshold", base.ugal.threshold)?,
     };
+    let adaptive = AdaptiveParams {
+        threshold_bytes: optional(d, "adaptive_threshold_bytes", base.adaptive.threshold_bytes)?,
+        notify_delay: optional(d, "notify_delay_ps", base.adaptive.notify_delay)?,
+    };
     Ok(SimConfig {
         transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
@@ -125,6 +129,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         routing: RoutingKind::parse(&routing)
             .ok_or_else(|| PyValueError::new_err(format!("unknown routing '{routing}'")))?,
         ugal,
+        adaptive,
         channels: optional(d, "channels", base.channels)?,
         layer_priority: optional(d, "layer_priority", base.layer_priority)?,
         lossless: optional(d, "lossless", base.lossless)?,
@@ -214,6 +219,10 @@ impl PacketSimulator {
             PyArray1::from_vec(py, col(|r| r.packets_sent as u64)),
         )?;
         d.set_item("delivered", PyArray1::from_vec(py, col(|r| r.delivered)))?;
+        d.set_item(
+            "out_of_order",
+            PyArray1::from_vec(py, col(|r| r.out_of_order as u64)),
+        )?;
         let layers: Vec<u64> = flows.iter().map(|r| r.layers_used).collect();
         d.set_item("layers_used", PyArray1::from_vec(py, layers))?;
         Ok(d)
@@ -223,7 +232,7 @@ impl PacketSimulator {
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.sim.counters();
         let d = PyDict::new(py);
-        let entries: [(&str, u64); 20] = [
+        let entries: [(&str, u64); 21] = [
             ("events", c.events),
             ("data_packets_sent", c.data_packets_sent),
             ("control_packets_sent", c.control_packets_sent),
@@ -244,8 +253,12 @@ impl PacketSimulator {
             ("flows_finished", c.flows_finished),
             ("data_hops", c.data_hops),
             ("indirect_packets", c.indirect_packets),
+            ("out_of_order", c.out_of_order),
         ];
         for (k, v) in entries {
+            d.set_item(k, v)?;
+        }
+        for (k, v) in self.sim.routing_counters() {
             d.set_item(k, v)?;
         }
         if let Some(pfc) = self.sim.pfc_counters() {

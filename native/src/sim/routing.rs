@@ -7,7 +7,10 @@
 //! "Cost-Effective Diameter-Two Topologies"): MIN, INR (Valiant) and UGAL-L, generic and with a
 //! threshold. They decide once per packet, at the packet's first switch (injection).
 
+use std::collections::HashMap;
+
 use super::network::{NetworkSpec, UNREACHABLE};
+use super::packet::{Time, NO_TIME};
 use super::random::SimRng;
 
 /// A packet with no intermediate switch (MIN, or past its intermediate).
@@ -26,6 +29,9 @@ pub enum RoutingKind {
     UgalL,
     /// UGAL-L that routes minimally while the minimal output queue is below the threshold.
     UgalLThreshold,
+    /// Switch-based adaptive routing on a two-level Clos (Zahavi et al.): the input switch
+    /// picks a middle switch per flow and re-picks it when notified of congestion.
+    Adaptive,
 }
 
 impl RoutingKind {
@@ -36,6 +42,7 @@ impl RoutingKind {
             "inr" => Some(RoutingKind::Inr),
             "ugal-l" => Some(RoutingKind::UgalL),
             "ugal-l-threshold" => Some(RoutingKind::UgalLThreshold),
+            "adaptive" => Some(RoutingKind::Adaptive),
             _ => None,
         }
     }
@@ -66,6 +73,34 @@ impl Default for UgalParams {
             threshold: 0.1,
         }
     }
+}
+
+/// Adaptive routing's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveParams {
+    /// A switch-to-switch queue above this many bytes is a congested link.
+    pub threshold_bytes: u64,
+    /// Time for a congestion notification to reach the flow's input switch.
+    pub notify_delay: Time,
+}
+
+impl Default for AdaptiveParams {
+    fn default() -> Self {
+        AdaptiveParams {
+            threshold_bytes: 4 * 9064,
+            notify_delay: 1_000_000,
+        }
+    }
+}
+
+/// A packet entering the fabric at `switch`, bound for `target`.
+#[derive(Clone, Copy, Debug)]
+pub struct Injection {
+    pub switch: u32,
+    pub target: u32,
+    pub entropy: u32,
+    pub flow: u32,
+    pub now: Time,
 }
 
 /// What a scheme may read at the switch that injects a packet.
@@ -102,10 +137,21 @@ pub trait RoutingScheme: Send + Sync {
     /// The layer whose forwarding table the packet follows.
     fn layer(&self, packet_layer: u8) -> u8;
     /// At the packet's first switch: the intermediate switch to visit, or `NO_VIA`.
-    fn inject(&mut self, view: &dyn SwitchView, switch: u32, target: u32, entropy: u32) -> u32;
+    fn inject(&mut self, view: &dyn SwitchView, at: Injection) -> u32;
     /// The virtual channel (PFC priority, 0..8) of a packet about to take its hop number
     /// `hops` (0-based) between switches.
     fn channel(&self, packet_layer: u8, hops: u8) -> u8;
+    /// Whether the scheme wants `on_queued` (it costs a call per hop).
+    fn watches_queues(&self) -> bool {
+        false
+    }
+    /// A data packet of `flow` joined the queue of link `from -> to`, which now holds `queued`
+    /// bytes.
+    fn on_queued(&mut self, _flow: u32, _from: u32, _to: u32, _queued: u64, _now: Time) {}
+    /// The scheme's own counters, reported with the run's (-1 for a time that never came).
+    fn counters(&self) -> Vec<(&'static str, i64)> {
+        Vec::new()
+    }
 }
 
 /// Switch distances in layer 1 and the switches that may serve as intermediates.
@@ -175,7 +221,7 @@ impl RoutingScheme for Layered {
         packet_layer
     }
 
-    fn inject(&mut self, _: &dyn SwitchView, _: u32, _: u32, _: u32) -> u32 {
+    fn inject(&mut self, _: &dyn SwitchView, _: Injection) -> u32 {
         NO_VIA
     }
 
@@ -234,20 +280,191 @@ impl RoutingScheme for Diameter2 {
         0
     }
 
-    fn inject(&mut self, view: &dyn SwitchView, switch: u32, target: u32, entropy: u32) -> u32 {
+    fn inject(&mut self, view: &dyn SwitchView, at: Injection) -> u32 {
         match self.kind {
             RoutingKind::Inr => self
                 .paths
-                .random_intermediate(&mut self.rng, switch, target),
+                .random_intermediate(&mut self.rng, at.switch, at.target),
             RoutingKind::UgalL | RoutingKind::UgalLThreshold => {
-                self.ugal(view, switch, target, entropy)
+                self.ugal(view, at.switch, at.target, at.entropy)
             }
-            RoutingKind::Min | RoutingKind::Layers => NO_VIA,
+            _ => NO_VIA,
         }
     }
 
     fn channel(&self, _: u8, hops: u8) -> u8 {
         hop_channel(hops, self.channels)
+    }
+}
+
+/// Switch-based adaptive routing on a two-level Clos, after Zahavi et al.: each flow's input
+/// switch picks a middle switch (an up-port) at random and keeps it until a congestion
+/// notification for that middle switch reaches it, then re-picks another at random. A queue
+/// above the threshold on the flow's path sends the notification; it arrives after the
+/// notification delay and takes effect on the flow's next packet.
+pub struct Adaptive {
+    dist: MinimalPaths,
+    neighbours: Vec<Vec<u32>>,
+    attached: Vec<bool>,
+    params: AdaptiveParams,
+    channels: u8,
+    rng: SimRng,
+    /// Per flow: its middle switch, input and output switch.
+    choice: HashMap<u32, (u32, u32, u32)>,
+    /// Per flow: when a pending notification reaches its input switch.
+    notified: HashMap<u32, Time>,
+    /// Flows assigned to each directed link.
+    load: HashMap<(u32, u32), u32>,
+    /// Flows a link carries without exceeding its capacity (link rate / host rate).
+    capacity: u32,
+    /// Links carrying more than `capacity` flows.
+    over: u32,
+    converged_at: Time,
+    repicks: u64,
+    notifications: u64,
+}
+
+impl Adaptive {
+    fn new(spec: &NetworkSpec, params: AdaptiveParams, channels: u8, seed: u64) -> Self {
+        let nr = spec.n_switches;
+        let mut neighbours = vec![Vec::new(); nr];
+        for (&a, &b) in spec.link_a.iter().zip(&spec.link_b) {
+            neighbours[a as usize].push(b);
+            neighbours[b as usize].push(a);
+        }
+        let mut attached = vec![false; nr];
+        for &s in &spec.host_switch {
+            attached[s as usize] = true;
+        }
+        let link = spec.link_gbps.iter().copied().fold(f64::INFINITY, f64::min);
+        let host = spec.host_gbps.iter().copied().fold(0.0, f64::max);
+        Adaptive {
+            dist: MinimalPaths::new(spec),
+            neighbours,
+            attached,
+            params,
+            channels,
+            rng: SimRng::new(seed ^ 0xADA9_7170),
+            choice: HashMap::new(),
+            notified: HashMap::new(),
+            load: HashMap::new(),
+            capacity: ((link / host) + 1e-9).floor().max(1.0) as u32,
+            over: 0,
+            converged_at: NO_TIME,
+            repicks: 0,
+            notifications: 0,
+        }
+    }
+
+    /// Middle switches on a minimal path from `s` to `t`.
+    fn middles(&self, s: u32, t: u32) -> Vec<u32> {
+        let Some(d) = self.dist.hops(s, t) else {
+            return Vec::new();
+        };
+        self.neighbours[s as usize]
+            .iter()
+            .copied()
+            .filter(|&n| n != t && self.dist.hops(n, t).is_some_and(|e| e + 1 == d))
+            .collect()
+    }
+
+    fn add_load(&mut self, link: (u32, u32), delta: i32) {
+        let count = self.load.entry(link).or_insert(0);
+        let was_over = *count > self.capacity;
+        *count = (*count as i32 + delta) as u32;
+        match (was_over, *count > self.capacity) {
+            (false, true) => self.over += 1,
+            (true, false) => self.over -= 1,
+            _ => {}
+        }
+    }
+
+    fn assign(&mut self, flow: u32, route: (u32, u32, u32), delta: i32) {
+        let (mid, s, t) = route;
+        self.add_load((s, mid), delta);
+        self.add_load((mid, t), delta);
+        if delta > 0 {
+            self.choice.insert(flow, route);
+        }
+    }
+
+    /// Records when the assignment last became free of links over capacity.
+    fn note_convergence(&mut self, now: Time) {
+        if self.over > 0 {
+            self.converged_at = NO_TIME;
+        } else if self.converged_at == NO_TIME {
+            self.converged_at = now;
+        }
+    }
+}
+
+impl RoutingScheme for Adaptive {
+    fn layer(&self, _: u8) -> u8 {
+        0
+    }
+
+    fn inject(&mut self, _: &dyn SwitchView, at: Injection) -> u32 {
+        let current = self.choice.get(&at.flow).copied();
+        let due = self.notified.get(&at.flow).is_some_and(|&t| t <= at.now);
+        if let (Some(c), false) = (current, due) {
+            return c.0;
+        }
+        let mut options = self.middles(at.switch, at.target);
+        if let Some(old) = current {
+            self.notified.remove(&at.flow);
+            if options.len() > 1 {
+                options.retain(|&m| m != old.0);
+            }
+            self.assign(at.flow, old, -1);
+            self.repicks += 1;
+        }
+        if options.is_empty() {
+            return NO_VIA;
+        }
+        let mid = options[self.rng.below(options.len() as u32) as usize];
+        self.assign(at.flow, (mid, at.switch, at.target), 1);
+        self.note_convergence(at.now);
+        mid
+    }
+
+    fn channel(&self, _: u8, hops: u8) -> u8 {
+        hop_channel(hops, self.channels)
+    }
+
+    fn watches_queues(&self) -> bool {
+        true
+    }
+
+    fn on_queued(&mut self, flow: u32, from: u32, to: u32, queued: u64, now: Time) {
+        if queued <= self.params.threshold_bytes || self.notified.contains_key(&flow) {
+            return;
+        }
+        let mid = if !self.attached[from as usize] {
+            from
+        } else if !self.attached[to as usize] {
+            to
+        } else {
+            return;
+        };
+        // Packets still queued on a path the flow has left say nothing about its new one.
+        if self.choice.get(&flow).is_some_and(|c| c.0 == mid) {
+            self.notified.insert(flow, now + self.params.notify_delay);
+            self.notifications += 1;
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, i64)> {
+        let converged = if self.converged_at == NO_TIME {
+            -1
+        } else {
+            self.converged_at as i64
+        };
+        vec![
+            ("adaptive_converged_at_ps", converged),
+            ("adaptive_repicks", self.repicks as i64),
+            ("adaptive_notifications", self.notifications as i64),
+            ("adaptive_links_over_capacity", self.over as i64),
+        ]
     }
 }
 
@@ -257,6 +474,7 @@ pub fn scheme_for(
     kind: RoutingKind,
     spec: &NetworkSpec,
     ugal: UgalParams,
+    adaptive: AdaptiveParams,
     channels: u8,
     layer_priority: &[u8],
     seed: u64,
@@ -265,6 +483,7 @@ pub fn scheme_for(
         RoutingKind::Layers => Box::new(Layered {
             layer_priority: layer_priority.to_vec(),
         }),
+        RoutingKind::Adaptive => Box::new(Adaptive::new(spec, adaptive, channels, seed)),
         _ => Box::new(Diameter2 {
             kind,
             paths: MinimalPaths::new(spec),
@@ -321,8 +540,26 @@ mod tests {
         }
     }
 
+    fn at(switch: u32, target: u32) -> Injection {
+        Injection {
+            switch,
+            target,
+            entropy: 0,
+            flow: 0,
+            now: 0,
+        }
+    }
+
     fn scheme(kind: RoutingKind, hosts_on: &[u32]) -> Box<dyn RoutingScheme> {
-        scheme_for(kind, &spec(hosts_on), UgalParams::default(), 4, &[], 7)
+        scheme_for(
+            kind,
+            &spec(hosts_on),
+            UgalParams::default(),
+            AdaptiveParams::default(),
+            4,
+            &[],
+            7,
+        )
     }
 
     #[test]
@@ -334,7 +571,7 @@ mod tests {
         let mut inr = scheme(RoutingKind::Inr, &[0, 1, 2, 3]);
         let mut seen = [0u32; 4];
         for _ in 0..400 {
-            seen[inr.inject(&view, 0, 3, 0) as usize] += 1;
+            seen[inr.inject(&view, at(0, 3)) as usize] += 1;
         }
         assert_eq!(
             (seen[0], seen[3]),
@@ -347,7 +584,7 @@ mod tests {
         );
         // Switch 1 carries no host (an MLFM or OFT global switch): never an intermediate.
         let mut inr = scheme(RoutingKind::Inr, &[0, 2, 3]);
-        assert!((0..100).all(|_| inr.inject(&view, 0, 3, 0) == 2));
+        assert!((0..100).all(|_| inr.inject(&view, at(0, 3)) == 2));
     }
 
     #[test]
@@ -362,11 +599,11 @@ mod tests {
             load: 50_000,
         };
         let mut ugal = scheme(RoutingKind::UgalL, &[0, 1, 2, 3]);
-        assert_eq!(ugal.inject(&idle, 0, 2, 0), NO_VIA);
+        assert_eq!(ugal.inject(&idle, at(0, 2)), NO_VIA);
         // Intermediates for 0 -> 2 are 1 and 3; via 3 the first hop is port 20 as well.
         let mut via_one = 0;
         for _ in 0..50 {
-            let v = ugal.inject(&loaded, 0, 2, 0);
+            let v = ugal.inject(&loaded, at(0, 2));
             assert!(v == 1 || v == NO_VIA, "{v}");
             via_one += (v == 1) as u32;
         }
@@ -385,11 +622,76 @@ mod tests {
             loaded_port: 20,
             load: 9_000, // 9% of the buffer, T = 10%
         };
-        assert!((0..50).all(|_| th.inject(&below, 0, 2, 0) == NO_VIA));
+        assert!((0..50).all(|_| th.inject(&below, at(0, 2)) == NO_VIA));
         let above = Line {
             loaded_port: 20,
             load: 11_000,
         };
-        assert!((0..50).any(|_| th.inject(&above, 0, 2, 0) == 1));
+        assert!((0..50).any(|_| th.inject(&above, at(0, 2)) == 1));
+    }
+
+    /// Clos(n=1, r=2, m=3): leaves 0 and 1 (one host each), middle switches 2, 3, 4.
+    fn clos() -> NetworkSpec {
+        let (a, b): (Vec<u32>, Vec<u32>) = [(0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4)]
+            .into_iter()
+            .unzip();
+        let mut dist = vec![2u8; 25];
+        for s in 0..5 {
+            dist[s * 5 + s] = 0;
+        }
+        for (&x, &y) in a.iter().zip(&b) {
+            dist[x as usize * 5 + y as usize] = 1;
+            dist[y as usize * 5 + x as usize] = 1;
+        }
+        NetworkSpec {
+            n_switches: 5,
+            host_switch: vec![0, 1],
+            host_gbps: vec![100.0; 2],
+            link_gbps: vec![100.0; 6],
+            link_a: a,
+            link_b: b,
+            dist,
+            ..NetworkSpec::default()
+        }
+    }
+
+    #[test]
+    fn adaptive_keeps_a_flow_on_its_middle_switch_until_notified() {
+        let params = AdaptiveParams {
+            threshold_bytes: 1000,
+            notify_delay: 500,
+        };
+        let mut adaptive = Adaptive::new(&clos(), params, 2, 3);
+        let view = Line {
+            loaded_port: 0,
+            load: 0,
+        };
+        let at = |now| Injection {
+            switch: 0,
+            target: 1,
+            entropy: 0,
+            flow: 9,
+            now,
+        };
+        let first = adaptive.inject(&view, at(0));
+        assert!((2..5).contains(&first));
+        assert_eq!(
+            adaptive.inject(&view, at(10)),
+            first,
+            "per flow, not per packet"
+        );
+        // A queue below the threshold, or on a middle switch the flow does not use, is ignored.
+        adaptive.on_queued(9, first, 1, 1000, 20);
+        let other = if first == 2 { 3 } else { 2 };
+        adaptive.on_queued(9, other, 1, 5000, 20);
+        assert_eq!(adaptive.inject(&view, at(30)), first);
+        // A congested link of its path: the input switch re-picks once the notification lands.
+        adaptive.on_queued(9, first, 1, 5000, 40);
+        assert_eq!(adaptive.inject(&view, at(539)), first);
+        let second = adaptive.inject(&view, at(540));
+        assert!(second != first && (2..5).contains(&second));
+        assert_eq!(adaptive.repicks, 1);
+        assert_eq!(adaptive.over, 0);
+        assert_eq!(adaptive.converged_at, 0);
     }
 }
