@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -15,7 +16,7 @@ from .htsim import read_connection_matrix, write_connection_matrix
 from .network import NetworkLoadError, SimNetwork, load_network
 from .plots import layers_used, plot_fct_cdf, plot_fct_vs_size, run_title
 from .results import SimResult
-from .run import LOAD_BALANCING, TRANSPORTS, SimConfig, simulate
+from .run import LOAD_BALANCING, ROUTING, TRANSPORTS, SimConfig, simulate
 from .rundir import (
     Parameters,
     check_explicit_directory,
@@ -112,6 +113,35 @@ def simulate_command(
     save_matrix: Path | None = typer.Option(
         None, "--save-matrix", help="Also write the workload as an htsim connection matrix."
     ),
+    routing: str = typer.Option(
+        "layers", "--routing", help="Switch-side routing: " + "|".join(ROUTING) + "."
+    ),
+    vcs: int | None = typer.Option(
+        None, "--vcs", help="Hop-count virtual channels of min/inr/ugal-l (default: per topology)."
+    ),
+    ugal_n_i: int = typer.Option(4, "--ugal-n-i", help="UGAL-L: indirect candidates per packet."),
+    ugal_c: float = typer.Option(1.0, "--ugal-c", help="UGAL-L: weight of indirect costs."),
+    ugal_threshold: float = typer.Option(
+        10.0, "--ugal-threshold", help="ugal-l-threshold: minimal below this % of the buffer."
+    ),
+    adaptive_threshold: int = typer.Option(
+        4, "--adaptive-threshold", help="adaptive: queue (packets) that notifies the input switch."
+    ),
+    notify_delay: float = typer.Option(
+        1.0, "--notify-delay-us", help="adaptive: delay of a congestion notification in us."
+    ),
+    host_gbps: float | None = typer.Option(
+        None, "--host-gbps", help="Shape every host link to this rate (e.g. 1/p of the links)."
+    ),
+    lossless: bool = typer.Option(
+        False, "--lossless", help="PFC per priority instead of dropping or trimming queues."
+    ),
+    pfc_xoff: int | None = typer.Option(
+        None, "--pfc-xoff", help="PFC pause threshold per ingress priority, in packets."
+    ),
+    pfc_xon: int | None = typer.Option(
+        None, "--pfc-xon", help="PFC resume threshold, in packets (default: half of xoff)."
+    ),
 ) -> None:
     """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots.
 
@@ -120,6 +150,8 @@ def simulate_command(
     for scheme in schemes:
         if scheme not in LOAD_BALANCING:
             raise _fail(f"--lb/--compare {scheme!r}: expected one of {', '.join(LOAD_BALANCING)}")
+    if routing not in ROUTING:
+        raise _fail(f"--routing {routing!r}: expected one of {', '.join(ROUTING)}")
     if transport not in TRANSPORTS:
         raise _fail(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
     from_file = Path(workload).is_file()
@@ -127,6 +159,8 @@ def simulate_command(
         network = load_network(out, link_latency_ps=round(latency * 1e6))
         if all_equal_cost:
             network = network.with_options(all_equal_cost=True)
+        if host_gbps is not None:
+            network = network.with_options(host_gbps=host_gbps)
         duration_ps = parse_duration_ps(duration) if duration else None
         if from_file:
             nodes, flows = read_connection_matrix(workload)
@@ -165,13 +199,37 @@ def simulate_command(
         "flowlet_gap_us": flowlet_gap,
         "latency_us": latency,
         "all_equal_cost": all_equal_cost,
+        "routing": routing,
+        "vcs": vcs,
+        "adaptive_threshold": adaptive_threshold,
+        "notify_delay_us": notify_delay,
+        "host_gbps": host_gbps,
+        "lossless": lossless,
+        "pfc_xoff": pfc_xoff,
+        "pfc_xon": pfc_xon,
     }
     label = Path(workload).stem if from_file else workload
     name = run_name(schemes, transport, label, None if from_file else size, arrival_rate, seed)
     target = _run_directory(out / "sim", results_dir, name, parameters)
     if save_matrix:
         write_connection_matrix(flows, network.n_hosts, save_matrix)
-    base = SimConfig(
+    try:
+        switch_side = SimConfig(
+            routing=routing,
+            channels=vcs,
+            ugal_n_i=ugal_n_i,
+            ugal_c=ugal_c,
+            ugal_threshold=ugal_threshold / 100,
+            adaptive_threshold_packets=adaptive_threshold,
+            notify_delay_us=notify_delay,
+            lossless=lossless,
+            pfc_xoff_packets=pfc_xoff,
+            pfc_xon_packets=pfc_xon,
+        )
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    base = replace(
+        switch_side,
         transport=transport,
         mtu=mtu,
         queue_packets=queue,
@@ -196,6 +254,9 @@ def simulate_command(
     plot_fct_cdf(results, target / "fct_cdf.png")
     by_size = plot_fct_vs_size(results, target / "fct_vs_size.png")
     _print_table(results)
+    for scheme, result in results.items():
+        if result.deadlock is not None:
+            console.print(f"{scheme}: {deadlock_line(result.deadlock)}", markup=False)
     if not by_size:
         console.print("no fct_vs_size.png: every flow has the same size")
     console.print(f"results in {target}", markup=False)
@@ -252,3 +313,15 @@ def _figure(value: object, decimals: int = 1) -> str:
 
 def add_commands(app: typer.Typer) -> None:
     app.command("simulate", short_help="Simulate flows on a compiled fabric.")(simulate_command)
+
+
+def deadlock_line(deadlock: dict[str, object]) -> str:
+    """'deadlock at 570.0 us: paused cycle a -> b -> c -> a (priority 0)'."""
+    cycle = deadlock["cycle"]
+    assert isinstance(cycle, list)
+    names = [str(link["from"]) for link in cycle] + [str(cycle[0]["from"])]
+    priorities = sorted({int(link["priority"]) for link in cycle})
+    return (
+        f"deadlock at {deadlock['at_us']} us: paused cycle {' -> '.join(names)} "
+        f"(priority {', '.join(map(str, priorities))})"
+    )

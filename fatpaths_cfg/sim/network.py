@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,29 @@ class SimNetwork:
     def n_layers(self) -> int:
         return len(self.multipath)
 
+    @property
+    def topology(self) -> str | None:
+        """The generator kind the fabric came from, when it was generated."""
+        kind = self.meta.get("topology")
+        return kind if isinstance(kind, str) else None
+
+    def diameter(self) -> int:
+        """Longest minimal path between switches in layer 1 (reachable pairs)."""
+        d = self.dist[0]
+        reachable = d[d != UNREACHABLE]
+        return int(reachable.max()) if reachable.size else 0
+
+    def port_ends(self, port: int) -> tuple[str, str]:
+        """Names of the sending and receiving node of a simulator port (see network.rs)."""
+        n_links = len(self.link_a)
+        if port < 2 * n_links:
+            a = self.switch_names[int(self.link_a[port // 2])]
+            b = self.switch_names[int(self.link_b[port // 2])]
+            return (a, b) if port % 2 == 0 else (b, a)
+        host = (port - 2 * n_links) // 2
+        name, switch = self.host_names[host], self.switch_names[int(self.host_switch[host])]
+        return (name, switch) if port % 2 == 0 else (switch, name)
+
     def hosts_per_switch(self) -> npt.NDArray[np.int64]:
         return np.bincount(self.host_switch, minlength=self.n_switches).astype(np.int64)
 
@@ -68,7 +91,6 @@ class SimNetwork:
         host_gbps: float | None = None,
     ) -> SimNetwork:
         """A copy with simulation-side knobs changed (the compiled tables stay as they are)."""
-        from dataclasses import replace
 
         changes: dict[str, object] = {}
         if all_equal_cost is not None:
@@ -181,7 +203,7 @@ def network_from_topology(
     from fatpaths_cfg.topologies import generate
 
     topo = generate(kind, params, seed)
-    return network_from_edges(
+    net = network_from_edges(
         f"{kind}-" + "-".join(f"{k}{v}" for k, v in sorted(topo.params.items())),
         topo.num_switches,
         topo.edges,
@@ -190,6 +212,7 @@ def network_from_topology(
         link_latency_ps=link_latency_ps,
         seed=seed,
     )
+    return replace(net, meta={**net.meta, "topology": kind})
 
 
 def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> SimNetwork:
@@ -279,6 +302,18 @@ def network_from_fabric_json(
         multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
-        # Topology-specific patterns (SC'15 worst cases) need the generator and its parameters.
-        meta={"source": source, "generator": (fabric.get("origin") or {}).get("generate")},
+        # Topology-specific patterns (SC'15 worst cases) need the generator and its parameters;
+        # VC counts and Valiant intermediates need its kind.
+        meta={
+            "source": source,
+            "generator": (fabric.get("origin") or {}).get("generate"),
+            "topology": _generator_kind(fabric),
+        },
     )
+
+
+def _generator_kind(fabric: dict[str, object]) -> str | None:
+    origin = fabric.get("origin")
+    generate = origin.get("generate") if isinstance(origin, dict) else None
+    kind = generate.get("kind") if isinstance(generate, dict) else None
+    return kind if isinstance(kind, str) else None

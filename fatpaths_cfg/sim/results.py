@@ -60,6 +60,8 @@ class SimResult:
     peak_rss_bytes: int
     # Layers of the network the run had (FatPaths picks among them; the others use layer 1).
     n_layers: int = 1
+    # A lossless run that stopped in a deadlock: when, and the cycle of paused links.
+    deadlock: dict[str, object] | None = None
 
     @property
     def finished(self) -> npt.NDArray[np.bool_]:
@@ -118,6 +120,7 @@ class SimResult:
             "cpu_seconds": self.cpu_seconds,
             "peak_rss_mb": self.peak_rss_bytes / 2**20,
             "counters": c,
+            "deadlock": self.deadlock,
         }
 
     def write_flows_csv(self, path: str | Path, host_names: list[str] | None = None) -> None:

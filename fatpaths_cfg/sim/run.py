@@ -17,6 +17,7 @@ from .workloads import Workload
 
 TRANSPORTS = ("ndp", "tcp", "dctcp")
 LOAD_BALANCING = ("ecmp", "spray", "letflow", "fatpaths")
+ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold", "adaptive")
 
 # Per-transport defaults from the papers (docs/simulator.md, Transports): NDP runs shallow 8-packet
 # trimming queues with an 8-packet first window; TCP and DCTCP 100-packet tail-drop queues,
@@ -25,7 +26,26 @@ _DEFAULT_QUEUE = {"ndp": 8, "tcp": 100, "dctcp": 100}
 _DEFAULT_ECN = {"ndp": 0, "tcp": 0, "dctcp": 33}
 _DEFAULT_WINDOW = {"ndp": 8, "tcp": 10, "dctcp": 10}
 
+# Virtual channels (minimal, indirect) the SC'15 study needs per topology: hop-count channels
+# on Slim Fly, and one (two) on MLFM and OFT, whose minimal routes are already cycle-free.
+_PAPER_CHANNELS = {"slimfly": (2, 4), "mlfm": (1, 2), "oft": (1, 2)}
+# PFC priorities a switch offers.
+PRIORITIES = 8
+
 ProgressCallback = Callable[[int, int | None], None]
+
+
+def virtual_channels(routing: str, topology: str | None, diameter: int) -> int:
+    """Hop-count channels a routing scheme needs to be deadlock-free on lossless queues.
+
+    The paper's counts where it gives them; elsewhere one channel per hop of the longest path
+    (the diameter for MIN, twice that for the two minimal legs of INR and UGAL-L)."""
+    if routing == "layers":
+        return 1
+    minimal, indirect = _PAPER_CHANNELS.get(topology or "", (diameter, 2 * diameter))
+    # Adaptive routing picks among minimal paths, so it needs what MIN needs.
+    count = minimal if routing in ("min", "adaptive") else indirect
+    return max(1, min(PRIORITIES, count))
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,21 @@ class SimConfig:
     # Stop at this simulated time; None runs until every flow is done.
     duration_us: float | None = None
     seed: int = 1
+    # Switch-side routing: the compiled layers, or an SC'15 scheme over layer 1's minimal paths.
+    routing: str = "layers"
+    ugal_n_i: int = 4
+    ugal_c: float = 1.0
+    ugal_threshold: float = 0.1
+    # Adaptive routing (Clos): a queue above this many packets notifies the flow's input switch,
+    # which re-picks the flow's middle switch once the notification arrives.
+    adaptive_threshold_packets: int = 4
+    notify_delay_us: float = 1.0
+    # Hop-count virtual channels (PFC priorities) of MIN/INR/UGAL-L; None: virtual_channels().
+    channels: int | None = None
+    # PFC instead of drop-tail or trimming queues; thresholds per ingress and priority.
+    lossless: bool = False
+    pfc_xoff_packets: int | None = None  # None: the queue size
+    pfc_xon_packets: int | None = None  # None: half of xoff
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -57,6 +92,12 @@ class SimConfig:
             raise ValueError("mtu and header must be positive")
         if not 0 < self.pull_rate <= 1:
             raise ValueError("pull_rate must lie in (0, 1]")
+        if self.routing not in ROUTING:
+            raise ValueError(f"routing {self.routing!r}: expected one of {ROUTING}")
+        if self.channels is not None and not 1 <= self.channels <= PRIORITIES:
+            raise ValueError(f"channels must lie in 1..{PRIORITIES}")
+        if self.ugal_n_i < 1 or self.ugal_c <= 0 or not 0 <= self.ugal_threshold <= 1:
+            raise ValueError("UGAL-L needs n_I >= 1, c > 0 and a threshold in [0, 1]")
 
     def resolved(self) -> dict[str, object]:
         """Every parameter with per-transport defaults filled in (as recorded in summaries)."""
@@ -68,12 +109,17 @@ class SimConfig:
             else _DEFAULT_ECN[self.transport]
         )
         d["initial_window"] = self.initial_window or _DEFAULT_WINDOW[self.transport]
+        xoff = self.pfc_xoff_packets or d["queue_packets"]
+        d["pfc_xoff_packets"] = xoff
+        d["pfc_xon_packets"] = (
+            self.pfc_xon_packets if self.pfc_xon_packets is not None else xoff // 2
+        )
         return d
 
     def native_dict(self, network: SimNetwork) -> dict[str, object]:
         r = self.resolved()
         layers = self.fatpaths_layers or tuple(range(1, network.n_layers + 1))
-        if self.load_balancing != "fatpaths":
+        if self.load_balancing != "fatpaths" or self.routing != "layers":
             layers = (1,)
         bad = [x for x in layers if not 1 <= x <= network.n_layers]
         if bad:
@@ -91,6 +137,28 @@ class SimConfig:
             "pull_rate": self.pull_rate,
             "fatpaths_layers": [x - 1 for x in layers],
             "seed": self.seed,
+            **self._routing_dict(network, r),
+        }
+
+    def _routing_dict(self, network: SimNetwork, r: dict[str, object]) -> dict[str, object]:
+        channels = self.channels or virtual_channels(
+            self.routing, network.topology, network.diameter()
+        )
+        packet = self.mtu + self.header
+        return {
+            "routing": self.routing,
+            "ugal_n_i": self.ugal_n_i,
+            "ugal_c": self.ugal_c,
+            "ugal_threshold": self.ugal_threshold,
+            "adaptive_threshold_bytes": self.adaptive_threshold_packets * packet,
+            "notify_delay_ps": round(self.notify_delay_us * 1e6),
+            "channels": channels,
+            # Under layered routing each layer has a priority of its own (the last one shared
+            # beyond eight layers): a layer cycle-free on its own stays so on its priority.
+            "layer_priority": [min(i, PRIORITIES - 1) for i in range(network.n_layers)],
+            "lossless": self.lossless,
+            "pfc_xoff_bytes": int(r["pfc_xoff_packets"]) * packet,  # type: ignore[call-overload]
+            "pfc_xon_bytes": int(r["pfc_xon_packets"]) * packet,  # type: ignore[call-overload]
         }
 
     def with_lb(self, load_balancing: str) -> SimConfig:
@@ -105,6 +173,7 @@ class NativeEngine(Protocol):
     def now_ps(self) -> int: ...
     def flow_results(self) -> dict[str, npt.NDArray[Any]]: ...
     def counters(self) -> dict[str, int]: ...
+    def check_deadlock(self) -> list[tuple[int, int]] | None: ...
 
 
 def native_engine(network: SimNetwork, workload: Workload, config: SimConfig) -> NativeEngine:
@@ -139,35 +208,45 @@ def simulate(
     clock = _Clock()
     engine = native_engine(network, workload, config)
     end_ps = None if config.duration_us is None else round(config.duration_us * 1e6)
-    if end_ps is not None:
-        step = max(1, end_ps // slices)
-        t = 0
-        while t < end_ps:
-            t = min(end_ps, t + step)
-            more = engine.run_until(t)
-            if progress:
-                progress(t, end_ps)
-            if not more:
-                break
-    else:
-        # Unknown end: advance in 10 us of simulated time so the progress display stays live.
-        step = 10_000_000
-        t = 0
-        while engine.run_until(t):
-            if progress:
-                progress(engine.now_ps, None)
-            t += step
+    deadlock: dict[str, object] | None = None
+    # Unknown end: advance in 10 us of simulated time so the progress display stays live. The
+    # slices are also the deadlock checks of lossless runs.
+    step = max(1, end_ps // slices) if end_ps is not None else 10_000_000
+    t = 0
+    while end_ps is None or t < end_ps:
+        t = t + step if end_ps is None else min(end_ps, t + step)
+        more = engine.run_until(t)
+        if progress:
+            progress(engine.now_ps if end_ps is None else t, end_ps)
+        if config.lossless:
+            deadlock = _deadlock(engine, network)
+        if not more or deadlock is not None:
+            break
     wall, cpu = clock.elapsed()
     flows = {k: np.asarray(v) for k, v in engine.flow_results().items()}
     return SimResult(
         network_name=network.name,
         n_hosts=network.n_hosts,
         workload=workload,
-        config=config.resolved(),
+        # With the virtual channels the run resolved for this network.
+        config={**config.resolved(), "channels": config.native_dict(network)["channels"]},
         flows=flows,
         counters=dict(engine.counters()),
         wall_seconds=wall,
         cpu_seconds=cpu,
         peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         n_layers=network.n_layers,
+        deadlock=deadlock,
     )
+
+
+def _deadlock(engine: NativeEngine, network: SimNetwork) -> dict[str, object] | None:
+    """The engine's confirmed deadlock as the cycle of paused links, by switch name."""
+    cycle = engine.check_deadlock()
+    if not cycle:
+        return None
+    links = []
+    for port, priority in cycle:
+        a, b = network.port_ends(port)
+        links.append({"from": a, "to": b, "priority": priority})
+    return {"at_us": engine.now_ps / 1e6, "cycle": links}

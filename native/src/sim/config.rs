@@ -1,6 +1,7 @@
 //! Run parameters shared by the engine and the transports.
 
 use super::packet::Time;
+use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportKind {
@@ -70,6 +71,20 @@ pub struct SimConfig {
     /// Layers FatPaths may pick from (indices; layer 0 is the minimal layer).
     pub fatpaths_layers: Vec<u8>,
     pub seed: u64,
+    /// Switch-side routing scheme.
+    pub routing: RoutingKind,
+    pub ugal: UgalParams,
+    pub adaptive: AdaptiveParams,
+    /// Hop-count virtual channels of MIN, INR and UGAL-L (PFC priorities 0..channels).
+    pub channels: u8,
+    /// PFC priority of each layer under `RoutingKind::Layers`.
+    pub layer_priority: Vec<u8>,
+    /// PFC on every port instead of drop-tail or trimming queues.
+    pub lossless: bool,
+    /// Bytes one ingress priority may buffer before its upstream is paused.
+    pub pfc_xoff_bytes: u64,
+    /// Bytes below which a paused upstream is resumed.
+    pub pfc_xon_bytes: u64,
 }
 
 impl Default for SimConfig {
@@ -87,6 +102,14 @@ impl Default for SimConfig {
             pull_rate: 0.99,
             fatpaths_layers: vec![0],
             seed: 1,
+            routing: RoutingKind::Layers,
+            ugal: UgalParams::default(),
+            adaptive: AdaptiveParams::default(),
+            channels: 1,
+            layer_priority: vec![0],
+            lossless: false,
+            pfc_xoff_bytes: 8 * 9000,
+            pfc_xon_bytes: 4 * 9000,
         }
     }
 }

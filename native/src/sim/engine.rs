@@ -13,7 +13,9 @@ use super::events::{EventKind, EventQueue};
 use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec};
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
+use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
 use super::random::SimRng;
+use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
 use super::transport::{Host, Transport};
 
@@ -65,6 +67,10 @@ pub struct FlowRecord {
     pub spray_cursor: u32,
     pub spray_deck: [u8; SPRAY_DECK],
     pub last_send: Time,
+    /// One more than the highest packet number that reached the receiver whole (0: none).
+    pub highest_arrived: u32,
+    /// Data packets that reached the receiver after a higher-numbered one.
+    pub out_of_order: u32,
 }
 
 /// Entropy values a spraying flow cycles through before reshuffling.
@@ -90,6 +96,12 @@ pub struct Counters {
     pub timeouts: u64,
     pub flows_started: u64,
     pub flows_finished: u64,
+    /// Switch-to-switch hops taken by data packets (path length, summed).
+    pub data_hops: u64,
+    /// Packets the routing scheme sent via an intermediate switch.
+    pub indirect_packets: u64,
+    /// Data packets that reached their receiver after a higher-numbered one of their flow.
+    pub out_of_order: u64,
 }
 
 /// A simulation of one workload on one fabric.
@@ -99,7 +111,33 @@ pub struct Simulator {
     /// Started flows whose sender has not finished; scanned for retransmission timeouts.
     active: Vec<u32>,
     rto_scan_pending: bool,
+    /// A cycle of paused queues seen at the previous deadlock check, with its ports' progress.
+    suspect: Option<PausedCycle>,
 }
+
+/// Paused (port, priority) queues forming a cycle, sorted, and the bytes each port had sent.
+type PausedCycle = (Vec<(u32, u8)>, Vec<u64>);
+
+/// What the routing scheme and the lossless queues track per packet, beside the packet.
+#[derive(Clone, Copy, Debug)]
+struct PacketTag {
+    route: RouteTag,
+    /// Priority (virtual channel) of the hop the packet is queued for.
+    prio: u8,
+    /// Port the packet arrived over at its current switch, and the priority it arrived with.
+    ingress: u32,
+    in_prio: u8,
+}
+
+const NEW_TAG: PacketTag = PacketTag {
+    route: RouteTag {
+        via: NO_VIA,
+        hops: 0,
+    },
+    prio: 0,
+    ingress: NO_INGRESS,
+    in_prio: 0,
+};
 
 /// Hosts' NICs, switch queues, links and forwarding, with the packets and flows they carry.
 /// Transports reach it only through its `Host` implementation.
@@ -114,7 +152,14 @@ pub struct Datapath {
     queue_cap_bytes: u64,
     trimming: bool,
     packets: Vec<Packet>,
+    /// `tags[i]` belongs to `packets[i]`.
+    tags: Vec<PacketTag>,
     free_packets: Vec<u32>,
+    routing: Box<dyn RoutingScheme>,
+    /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
+    watch_queues: bool,
+    /// PFC queues replacing `port_state`'s drop-tail and trimming queues in lossless runs.
+    pfc: Option<PfcQueues>,
     flows: Vec<FlowRecord>,
     events: EventQueue,
     now: Time,
@@ -204,9 +249,38 @@ impl Simulator {
                 spray_cursor: 0,
                 spray_deck: std::array::from_fn(|i| i as u8),
                 last_send: NO_TIME,
+                highest_arrived: 0,
+                out_of_order: 0,
             });
         }
+        check_routing(&cfg, spec)?;
         let ports = build_ports(spec);
+        let pfc = cfg.lossless.then(|| {
+            PfcQueues::new(
+                &ports,
+                cfg.pfc_xoff_bytes,
+                cfg.pfc_xon_bytes,
+                cfg.mtu + cfg.header,
+            )
+        });
+        let routing = scheme_for(
+            cfg.routing,
+            spec,
+            cfg.ugal,
+            cfg.adaptive,
+            cfg.channels,
+            &cfg.layer_priority,
+            cfg.seed,
+        );
+        let fib = if cfg.routing.minimal_layer_only() {
+            // MIN, INR and UGAL-L spread over every minimal path, whatever layer 1 was compiled
+            // with: the paper's schemes assume all of them.
+            let mut minimal = spec.clone();
+            minimal.multipath[0] = true;
+            ForwardingTable::build(&minimal)
+        } else {
+            ForwardingTable::build(spec)
+        };
         let port_state = (0..ports.len()).map(|_| PortState::default()).collect();
         let mut events = EventQueue::new();
         for (i, f) in records.iter().enumerate() {
@@ -216,17 +290,21 @@ impl Simulator {
         let transport = transport_for(cfg.transport, n_flows, spec.n_hosts());
         let net = Datapath {
             queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
-            trimming: transport.trims(),
+            trimming: transport.trims() && !cfg.lossless,
             rng: SimRng::new(cfg.seed),
             cfg,
             nr: spec.n_switches as u32,
             n_links: spec.n_links() as u32,
             host_switch: spec.host_switch.clone(),
-            fib: ForwardingTable::build(spec),
+            fib,
             ports,
             port_state,
             packets: Vec::with_capacity(1 << 16),
+            tags: Vec::with_capacity(1 << 16),
             free_packets: Vec::new(),
+            watch_queues: routing.watches_queues(),
+            routing,
+            pfc,
             flows: records,
             events,
             now: 0,
@@ -237,6 +315,7 @@ impl Simulator {
             transport,
             active: Vec::new(),
             rto_scan_pending: false,
+            suspect: None,
         })
     }
 
@@ -265,6 +344,7 @@ impl Simulator {
                 EventKind::Timer => self.transport.on_timer(&mut self.net, ev.a),
                 EventKind::FlowStart => self.start_flow(ev.a),
                 EventKind::RtoScan => self.rto_scan(),
+                EventKind::Pfc => self.net.pfc_frame(PfcFrame::from_event(ev.a, ev.b)),
             }
         }
         false
@@ -299,6 +379,37 @@ impl Simulator {
 
     pub fn forwarding_table_bytes(&self) -> usize {
         self.net.fib.memory_bytes()
+    }
+
+    /// The routing scheme's own counters (adaptive routing's convergence).
+    pub fn routing_counters(&self) -> Vec<(&'static str, i64)> {
+        self.net.routing.counters()
+    }
+
+    /// PFC counters of a lossless run.
+    pub fn pfc_counters(&self) -> Option<&PfcCounters> {
+        self.net.pfc.as_ref().map(|q| &q.counters)
+    }
+
+    /// A deadlock: a cycle of paused, non-empty (port, priority) queues, each waiting for the
+    /// next, that was already there at the previous call and has sent nothing since. Call it
+    /// between slices of `run_until`; a cycle that persists without progress can never clear,
+    /// since every queue in it waits for the next one to send.
+    pub fn check_deadlock(&mut self) -> Option<Vec<(u32, u8)>> {
+        let pfc = self.net.pfc.as_ref()?;
+        let Some(cycle) = pfc.paused_cycle() else {
+            self.suspect = None;
+            return None;
+        };
+        let mut key = cycle.clone();
+        key.sort_unstable();
+        let progress = pfc.progress(&key);
+        let confirmed = self
+            .suspect
+            .as_ref()
+            .is_some_and(|(k, p)| *k == key && *p == progress);
+        self.suspect = Some((key, progress));
+        confirmed.then_some(cycle)
     }
 
     // ---- flows ---------------------------------------------------------------------------
@@ -365,10 +476,12 @@ impl Datapath {
         match self.free_packets.pop() {
             Some(i) => {
                 self.packets[i as usize] = p;
+                self.tags[i as usize] = NEW_TAG;
                 i
             }
             None => {
                 self.packets.push(p);
+                self.tags.push(NEW_TAG);
                 (self.packets.len() - 1) as u32
             }
         }
@@ -429,6 +542,7 @@ impl Datapath {
         } else {
             self.counters.control_packets_sent += 1;
         }
+        self.tags[pkt as usize].prio = self.routing.channel(p.layer, 0);
         self.enqueue(self.host_nic_port(host), pkt);
     }
 
@@ -537,22 +651,58 @@ impl Datapath {
         if node >= self.nr {
             let p = self.packets[pkt as usize];
             self.free_packet(pkt);
+            if p.kind == PacketKind::Data && p.flags & flags::TRIMMED == 0 {
+                let fl = &mut self.flows[p.flow as usize];
+                if p.seq + 1 < fl.highest_arrived {
+                    fl.out_of_order += 1;
+                    self.counters.out_of_order += 1;
+                }
+                fl.highest_arrived = fl.highest_arrived.max(p.seq + 1);
+            }
             Some(p)
         } else {
-            self.forward(pkt, node);
+            self.forward(pkt, node, port);
             None
         }
     }
 
-    fn forward(&mut self, pkt: u32, switch: u32) {
+    fn forward(&mut self, pkt: u32, switch: u32, in_port: u32) {
         let p = self.packets[pkt as usize];
-        let target = self.host_switch[p.dst as usize];
+        let layer = self.routing.layer(p.layer);
+        let mut tag = self.tags[pkt as usize];
+        let dst_switch = self.host_switch[p.dst as usize];
+        if in_port >= 2 * self.n_links && dst_switch != switch {
+            let view = InjectView {
+                fib: &self.fib,
+                layer: layer as usize,
+                port_state: &self.port_state,
+                pfc: self.pfc.as_ref(),
+                buffer: self.queue_cap_bytes,
+            };
+            let at = Injection {
+                switch,
+                target: dst_switch,
+                entropy: p.entropy,
+                flow: p.flow,
+                now: self.now,
+            };
+            tag.route.via = self.routing.inject(&view, at);
+            self.counters.indirect_packets += (tag.route.via != NO_VIA) as u64;
+        }
+        if tag.route.via == switch {
+            tag.route.via = NO_VIA;
+        }
+        let target = if tag.route.via == NO_VIA {
+            dst_switch
+        } else {
+            tag.route.via
+        };
         let out = if target == switch {
             self.host_facing_port(p.dst)
         } else {
             let cands = self
                 .fib
-                .candidates(p.layer as usize, switch as usize, target as usize);
+                .candidates(layer as usize, switch as usize, target as usize);
             match cands.len() {
                 0 => {
                     self.counters.unroutable += 1;
@@ -571,7 +721,31 @@ impl Datapath {
                 }
             }
         };
+        tag.ingress = in_port;
+        tag.in_prio = tag.prio;
+        if out < 2 * self.n_links {
+            tag.prio = self.routing.channel(p.layer, tag.route.hops);
+            tag.route.hops = tag.route.hops.saturating_add(1);
+            self.counters.data_hops += (p.kind == PacketKind::Data) as u64;
+        }
+        self.tags[pkt as usize] = tag;
+        if self.watch_queues && p.kind == PacketKind::Data && out < 2 * self.n_links {
+            let queued = self.port_bytes(out) + p.size as u64;
+            let to = self.ports[out as usize].to;
+            self.routing.on_queued(p.flow, switch, to, queued, self.now);
+        }
         self.enqueue(out, pkt);
+    }
+
+    /// Bytes waiting in `port`'s queues, every priority.
+    fn port_bytes(&self, port: u32) -> u64 {
+        match &self.pfc {
+            Some(q) => q.queued_bytes(port),
+            None => {
+                let ps = &self.port_state[port as usize];
+                ps.low_bytes + ps.high_bytes
+            }
+        }
     }
 
     /// Accounts for a packet that leaves the network without being delivered.
@@ -602,6 +776,10 @@ impl Datapath {
     }
 
     fn enqueue(&mut self, port: u32, pkt: u32) {
+        if self.pfc.is_some() {
+            self.enqueue_lossless(port, pkt);
+            return;
+        }
         let now = self.now;
         let p = self.packets[pkt as usize];
         let entry = Queued { pkt, size: p.size };
@@ -687,6 +865,10 @@ impl Datapath {
     }
 
     fn tx_done(&mut self, port: u32) {
+        if self.pfc.is_some() {
+            self.tx_done_lossless(port);
+            return;
+        }
         let ps = &mut self.port_state[port as usize];
         ps.wake_pending = false;
         let next = if let Some(e) = ps.high.pop_front() {
@@ -703,6 +885,76 @@ impl Datapath {
         if !(ps.low.is_empty() && ps.high.is_empty()) {
             ps.wake_pending = true;
             self.events.push(ps.busy_until, EventKind::TxDone, port, 0);
+        }
+    }
+
+    // ---- lossless queues ------------------------------------------------------------------
+
+    fn enqueue_lossless(&mut self, port: u32, pkt: u32) {
+        let tag = self.tags[pkt as usize];
+        let size = self.packets[pkt as usize].size;
+        let pfc = self.pfc.as_mut().expect("lossless run");
+        let ps = &self.port_state[port as usize];
+        if ps.busy_until <= self.now && pfc.is_empty(port) && !pfc.is_paused(port, tag.prio) {
+            pfc.sent_directly(port, size);
+            self.transmit(port, Queued { pkt, size });
+            return;
+        }
+        // A packet still at its host's NIC carries NO_INGRESS: the NIC queue is host memory,
+        // charged to no switch.
+        let entry = PfcEntry {
+            pkt,
+            size,
+            ingress: tag.ingress,
+            in_prio: tag.in_prio,
+        };
+        if let Some(frame) = pfc.push(port, entry, tag.prio) {
+            self.send_pfc_frame(frame);
+        }
+        self.wake_lossless(port);
+    }
+
+    fn tx_done_lossless(&mut self, port: u32) {
+        self.port_state[port as usize].wake_pending = false;
+        let pfc = self.pfc.as_mut().expect("lossless run");
+        let Some((entry, frame)) = pfc.pop(port) else {
+            return;
+        };
+        if let Some(frame) = frame {
+            self.send_pfc_frame(frame);
+        }
+        self.transmit(
+            port,
+            Queued {
+                pkt: entry.pkt,
+                size: entry.size,
+            },
+        );
+        self.wake_lossless(port);
+    }
+
+    /// Schedules the next departure of `port` if it has something it may send.
+    fn wake_lossless(&mut self, port: u32) {
+        let ready = self.pfc.as_ref().is_some_and(|q| q.has_ready(port));
+        let ps = &mut self.port_state[port as usize];
+        if ready && !ps.wake_pending {
+            ps.wake_pending = true;
+            let at = ps.busy_until.max(self.now);
+            self.events.push(at, EventKind::TxDone, port, 0);
+        }
+    }
+
+    /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
+    fn send_pfc_frame(&mut self, frame: PfcFrame) {
+        let at = self.now + self.ports[frame.port as usize].latency;
+        self.events
+            .push(at, EventKind::Pfc, frame.port, frame.operand());
+    }
+
+    fn pfc_frame(&mut self, frame: PfcFrame) {
+        let pfc = self.pfc.as_mut().expect("lossless run");
+        if pfc.apply(frame) {
+            self.wake_lossless(frame.port);
         }
     }
 
@@ -799,5 +1051,55 @@ impl Host for Datapath {
     #[inline]
     fn nic_serialisation(&self, host: u32, bytes: u32) -> Time {
         self.ports[self.host_nic_port(host) as usize].serialisation(bytes)
+    }
+}
+
+/// Rejects routing and priority settings the fabric cannot honour.
+fn check_routing(cfg: &SimConfig, spec: &NetworkSpec) -> Result<(), String> {
+    let too_high = |c: u8| c as usize >= PRIORITIES;
+    if cfg.channels == 0 || cfg.channels as usize > PRIORITIES {
+        return Err(format!("channels must lie in 1..={PRIORITIES}"));
+    }
+    if cfg.layer_priority.iter().any(|&c| too_high(c)) {
+        return Err(format!("layer priorities must lie in 0..{PRIORITIES}"));
+    }
+    if cfg.routing.minimal_layer_only() && spec.layer_links[..spec.n_links()].contains(&0) {
+        return Err("MIN, INR and UGAL-L need layer 1 to hold every link".into());
+    }
+    if cfg.lossless && cfg.pfc_xoff_bytes < (cfg.mtu + cfg.header) as u64 {
+        return Err("the PFC xoff threshold must hold at least one packet".into());
+    }
+    Ok(())
+}
+
+/// The injecting switch's view for the routing scheme: candidates and local queue occupancy.
+struct InjectView<'a> {
+    fib: &'a ForwardingTable,
+    layer: usize,
+    port_state: &'a [PortState],
+    pfc: Option<&'a PfcQueues>,
+    buffer: u64,
+}
+
+impl SwitchView for InjectView<'_> {
+    fn port_for(&self, switch: u32, target: u32, entropy: u32) -> Option<u32> {
+        let cands = self
+            .fib
+            .candidates(self.layer, switch as usize, target as usize);
+        (!cands.is_empty()).then(|| cands[(entropy % cands.len() as u32) as usize])
+    }
+
+    fn queued_bytes(&self, port: u32) -> u64 {
+        match self.pfc {
+            Some(q) => q.queued_bytes(port),
+            None => {
+                let ps = &self.port_state[port as usize];
+                ps.low_bytes + ps.high_bytes
+            }
+        }
+    }
+
+    fn buffer_bytes(&self) -> u64 {
+        self.buffer
     }
 }

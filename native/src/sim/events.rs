@@ -22,6 +22,8 @@ pub enum EventKind {
     Timer = 3,
     /// Periodic retransmission-timeout scan over active senders.
     RtoScan = 4,
+    /// A PFC frame reached the sender of a port (`a` = port, `b` = `PfcFrame::operand`).
+    Pfc = 5,
 }
 
 impl EventKind {
@@ -32,7 +34,8 @@ impl EventKind {
             1 => EventKind::TxDone,
             2 => EventKind::Arrive,
             3 => EventKind::Timer,
-            _ => EventKind::RtoScan,
+            4 => EventKind::RtoScan,
+            _ => EventKind::Pfc,
         }
     }
 }

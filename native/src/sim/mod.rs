@@ -8,10 +8,11 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `random`, `config`, `events` (the event queue), `network` (ports and forwarding candidates),
-//! `transport` (the `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP covering
-//! NewReno and DCTCP), `engine` (the datapath and the event loop), `python` (the small PyO3
-//! surface).
+//! `random`, `network` (ports and forwarding candidates), `routing` (switch-side routing
+//! schemes and virtual channels), `config`, `events` (the event queue), `pfc` (lossless
+//! queues), `transport` (the `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP
+//! covering NewReno and DCTCP), `engine` (the datapath and the event loop), `python` (the small
+//! PyO3 surface).
 
 pub mod config;
 pub mod engine;
@@ -19,10 +20,14 @@ pub mod events;
 pub mod ndp;
 pub mod network;
 pub mod packet;
+pub mod pfc;
 pub mod python;
 pub mod random;
+pub mod routing;
 pub mod tcp;
 pub mod transport;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_routing;

@@ -10,6 +10,7 @@ use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowRecord, FlowSpec, Simulator};
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
+use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 
 fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     d.get_item(key)?
@@ -22,6 +23,18 @@ where
     for<'a> <T as FromPyObject<'a, 'py>>::Error: Into<PyErr>,
 {
     item(d, key)?.extract::<T>().map_err(Into::into)
+}
+
+/// A scalar the caller may leave out (options newer than some callers).
+fn optional<'py, T>(d: &Bound<'py, PyDict>, key: &str, default: T) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py>,
+    for<'a> <T as FromPyObject<'a, 'py>>::Error: Into<PyErr>,
+{
+    match d.get_item(key)? {
+        Some(v) => v.extract::<T>().map_err(Into::into),
+        None => Ok(default),
+    }
 }
 
 fn array<'py, T: numpy::Element + Copy>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Vec<T>> {
@@ -87,6 +100,17 @@ fn flows_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<FlowSpec>> {
 fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
     let transport: String = scalar(d, "transport")?;
     let lb: String = scalar(d, "load_balancing")?;
+    let routing: String = optional(d, "routing", "layers".to_string())?;
+    let base = SimConfig::default();
+    let ugal = UgalParams {
+        n_i: optional(d, "ugal_n_i", base.ugal.n_i)?,
+        c: optional(d, "ugal_c", base.ugal.c)?,
+        threshold: optional(d, "ugal_threshold", base.ugal.threshold)?,
+    };
+    let adaptive = AdaptiveParams {
+        threshold_bytes: optional(d, "adaptive_threshold_bytes", base.adaptive.threshold_bytes)?,
+        notify_delay: optional(d, "notify_delay_ps", base.adaptive.notify_delay)?,
+    };
     Ok(SimConfig {
         transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
@@ -102,6 +126,15 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         pull_rate: scalar(d, "pull_rate")?,
         fatpaths_layers: scalar(d, "fatpaths_layers")?,
         seed: scalar(d, "seed")?,
+        routing: RoutingKind::parse(&routing)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown routing '{routing}'")))?,
+        ugal,
+        adaptive,
+        channels: optional(d, "channels", base.channels)?,
+        layer_priority: optional(d, "layer_priority", base.layer_priority)?,
+        lossless: optional(d, "lossless", base.lossless)?,
+        pfc_xoff_bytes: optional(d, "pfc_xoff_bytes", base.pfc_xoff_bytes)?,
+        pfc_xon_bytes: optional(d, "pfc_xon_bytes", base.pfc_xon_bytes)?,
     })
 }
 
@@ -154,6 +187,13 @@ impl PacketSimulator {
         self.sim.counters().events
     }
 
+    /// A confirmed deadlock of a lossless run: the cycle of paused (port, priority) queues, in
+    /// wait order, or None. Call between `run_until` slices; a cycle counts once it persisted
+    /// across two calls without sending a byte.
+    fn check_deadlock(&mut self) -> Option<Vec<(u32, u8)>> {
+        self.sim.check_deadlock()
+    }
+
     /// Per-flow outcome arrays; times are -1 for flows that did not finish.
     fn flow_results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let flows = self.sim.flows();
@@ -179,6 +219,10 @@ impl PacketSimulator {
             PyArray1::from_vec(py, col(|r| r.packets_sent as u64)),
         )?;
         d.set_item("delivered", PyArray1::from_vec(py, col(|r| r.delivered)))?;
+        d.set_item(
+            "out_of_order",
+            PyArray1::from_vec(py, col(|r| r.out_of_order as u64)),
+        )?;
         let layers: Vec<u64> = flows.iter().map(|r| r.layers_used).collect();
         d.set_item("layers_used", PyArray1::from_vec(py, layers))?;
         Ok(d)
@@ -188,7 +232,7 @@ impl PacketSimulator {
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.sim.counters();
         let d = PyDict::new(py);
-        let entries: [(&str, u64); 18] = [
+        let entries: [(&str, u64); 21] = [
             ("events", c.events),
             ("data_packets_sent", c.data_packets_sent),
             ("control_packets_sent", c.control_packets_sent),
@@ -207,9 +251,21 @@ impl PacketSimulator {
             ("timeouts", c.timeouts),
             ("flows_started", c.flows_started),
             ("flows_finished", c.flows_finished),
+            ("data_hops", c.data_hops),
+            ("indirect_packets", c.indirect_packets),
+            ("out_of_order", c.out_of_order),
         ];
         for (k, v) in entries {
             d.set_item(k, v)?;
+        }
+        for (k, v) in self.sim.routing_counters() {
+            d.set_item(k, v)?;
+        }
+        if let Some(pfc) = self.sim.pfc_counters() {
+            d.set_item("pfc_pause_frames", pfc.pause_frames)?;
+            d.set_item("pfc_resume_frames", pfc.resume_frames)?;
+            d.set_item("pfc_headroom_overflows", pfc.headroom_overflows)?;
+            d.set_item("pfc_peak_ingress_bytes", pfc.peak_ingress_bytes)?;
         }
         d.set_item("payload_in_network", self.sim.payload_in_network())?;
         d.set_item("now_ps", self.sim.now())?;

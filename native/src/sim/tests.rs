@@ -7,10 +7,10 @@ use super::packet::NO_TIME;
 use crate::graph::neighbours;
 use crate::routing::layer_forwarding;
 
-const US: u64 = 1_000_000;
+pub(super) const US: u64 = 1_000_000;
 
 /// One layer with all links; `hosts[s]` hosts on switch s; every link at `gbps`, 1 us.
-fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> NetworkSpec {
+pub(super) fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> NetworkSpec {
     let adj = neighbours(nr, edges);
     let (dist_ts, next_ts) = layer_forwarding(&adj, 7, None);
     // The routing kernel returns [destination][switch]; the simulator reads [switch][destination].
@@ -43,7 +43,7 @@ fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> Networ
     }
 }
 
-fn config(transport: TransportKind, lb: LoadBalancing) -> SimConfig {
+pub(super) fn config(transport: TransportKind, lb: LoadBalancing) -> SimConfig {
     SimConfig {
         transport,
         load_balancing: lb,
@@ -69,13 +69,13 @@ fn config(transport: TransportKind, lb: LoadBalancing) -> SimConfig {
     }
 }
 
-fn run(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Simulator {
+pub(super) fn run(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Simulator {
     let mut sim = Simulator::new(spec, flows, cfg).expect("valid scenario");
     sim.run_until(u64::MAX);
     sim
 }
 
-fn assert_conserved(sim: &Simulator) {
+pub(super) fn assert_conserved(sim: &Simulator) {
     let c = sim.counters();
     assert_eq!(
         c.payload_injected,
