@@ -1,5 +1,6 @@
 //! Run parameters shared by the engine and the transports.
 
+use super::layers::LayerPolicy;
 use super::packet::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +70,8 @@ pub struct SimConfig {
     pub pull_rate: f64,
     /// Layers FatPaths may pick from (indices; layer 0 is the minimal layer).
     pub fatpaths_layers: Vec<u8>,
+    /// How FatPaths picks layers and reacts to congestion (`layers` module).
+    pub layer_policy: LayerPolicy,
     pub seed: u64,
 }
 
@@ -86,6 +89,7 @@ impl Default for SimConfig {
             flowlet_gap: 50_000_000,
             pull_rate: 0.99,
             fatpaths_layers: vec![0],
+            layer_policy: LayerPolicy::Adaptive,
             seed: 1,
         }
     }

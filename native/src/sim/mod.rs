@@ -8,7 +8,7 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `random`, `config`, `events` (the event queue), `network` (ports and forwarding candidates),
+//! `random`, `layers` (FatPaths' layer choice), `config`, `events` (the event queue), `network` (ports and forwarding candidates),
 //! `transport` (the `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP covering
 //! NewReno and DCTCP), `engine` (the datapath and the event loop), `python` (the small PyO3
 //! surface).
@@ -16,6 +16,7 @@
 pub mod config;
 pub mod engine;
 pub mod events;
+pub mod layers;
 pub mod ndp;
 pub mod network;
 pub mod packet;

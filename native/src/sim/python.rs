@@ -8,6 +8,7 @@ use pyo3::types::PyDict;
 
 use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowRecord, FlowSpec, Simulator};
+use super::layers::LayerPolicy;
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
 
@@ -87,6 +88,7 @@ fn flows_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<FlowSpec>> {
 fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
     let transport: String = scalar(d, "transport")?;
     let lb: String = scalar(d, "load_balancing")?;
+    let policy: String = scalar(d, "layer_policy")?;
     Ok(SimConfig {
         transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
@@ -101,6 +103,8 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         flowlet_gap: scalar(d, "flowlet_gap_ps")?,
         pull_rate: scalar(d, "pull_rate")?,
         fatpaths_layers: scalar(d, "fatpaths_layers")?,
+        layer_policy: LayerPolicy::parse(&policy)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown layer policy '{policy}'")))?,
         seed: scalar(d, "seed")?,
     })
 }

@@ -5,6 +5,7 @@
 //! delayed ACKs. Losses are repaired by fast retransmit with NewReno partial-ACK recovery, or by
 //! a retransmission timeout that restarts from the first unacknowledged packet.
 
+use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time};
 use super::transport::{Host, Transport};
 
@@ -168,6 +169,8 @@ impl<H: Host> Transport<H> for Tcp {
             st.backoff = 0;
             st.last_progress = now;
             st.dupacks = 0;
+            host.layer_signal(f, p.layer, LayerSignal::Delivered);
+            let st = &mut self.flows[f];
             st.acked_in_window += newly;
             if ece {
                 st.marked_in_window += newly;
@@ -187,17 +190,26 @@ impl<H: Host> Transport<H> for Tcp {
             } else {
                 st.cwnd += newly as f64 / st.cwnd;
             }
-            if dctcp && st.snd_una >= st.window_end {
+            if st.snd_una >= st.window_end {
+                // Once per window of data: DCTCP's α update and cut, and for any marking
+                // transport the window's marked fraction as a congestion signal to FatPaths.
                 let fraction = st.marked_in_window as f64 / st.acked_in_window.max(1) as f64;
-                st.alpha = (1.0 - DCTCP_G) * st.alpha + DCTCP_G * fraction;
-                if st.marked_in_window > 0 && !st.in_recovery {
-                    st.cwnd = (st.cwnd * (1.0 - st.alpha / 2.0)).max(1.0);
-                    st.ssthresh = st.cwnd;
+                let marked = st.marked_in_window > 0;
+                if dctcp {
+                    st.alpha = (1.0 - DCTCP_G) * st.alpha + DCTCP_G * fraction;
+                    if marked && !st.in_recovery {
+                        st.cwnd = (st.cwnd * (1.0 - st.alpha / 2.0)).max(1.0);
+                        st.ssthresh = st.cwnd;
+                    }
                 }
                 st.acked_in_window = 0;
                 st.marked_in_window = 0;
                 st.window_end = st.snd_nxt;
+                if marked {
+                    host.layer_signal(f, p.layer, LayerSignal::EcnFraction(fraction));
+                }
             }
+            let st = &mut self.flows[f];
             if cum >= n {
                 host.finish_at_sender(f);
                 st.received = Vec::new();
@@ -218,6 +230,8 @@ impl<H: Host> Transport<H> for Tcp {
                 st.recover = st.snd_nxt;
                 st.in_recovery = true;
                 let seq = st.snd_una;
+                // The window was cut: FatPaths moves the flow off the layer that lost it.
+                host.layer_signal(f, p.layer, LayerSignal::WindowCut);
                 self.send_seq(host, f, seq);
             } else if st.in_recovery {
                 st.cwnd += 1.0;
@@ -246,6 +260,8 @@ impl<H: Host> Transport<H> for Tcp {
         st.last_progress = now;
         st.window_end = st.snd_una + 1;
         host.count_timeout();
+        let layer = host.current_layer(f);
+        host.layer_signal(f, layer, LayerSignal::Timeout);
         self.send_window(host, f);
     }
 }
