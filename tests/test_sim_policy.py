@@ -210,13 +210,13 @@ def test_profile_and_until_done_finish_every_flow(tmp_path: Path) -> None:
         [
             "simulate", str(out), "-w", "uniform", "--profile", "fatpaths-sc20",
             "--duration", "1ms", "--transport", "dctcp", "--lb", "fatpaths",
-            "--min-rto-us", "300", "-o", str(tmp_path / "run"),
+            "--min-rto-us", "300", "--pacing", "-o", str(tmp_path / "run"),
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     s = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert s["flows_unfinished"] == 0 and s["flows"] > 0
-    assert s["config"]["min_rto_us"] == 300.0
+    assert s["config"]["min_rto_us"] == 300.0 and s["config"]["tcp_pacing"]
     assert s["config"]["duration_us"] is None  # --until-done from the profile
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["lambda"] == 200.0 and run["link_gbps"] == 10.0

@@ -125,6 +125,9 @@ def simulate_command(
     min_rto: float | None = typer.Option(
         None, "--min-rto-us", help="Minimum retransmission timeout in us (1000)."
     ),
+    pacing: bool = typer.Option(
+        False, "--pacing/--no-pacing", help="TCP/DCTCP: pace each window over one RTT."
+    ),
     flowlet_gap: float = typer.Option(50.0, "--flowlet-gap-us", help="Flowlet gap in us."),
     latency: float = typer.Option(1.0, "--latency-us", help="Per-link latency in us."),
     link_gbps: float | None = typer.Option(
@@ -216,6 +219,7 @@ def simulate_command(
         "window": window,
         "ecn": ecn,
         "min_rto_us": min_rto,
+        "pacing": pacing,
         "flowlet_gap_us": flowlet_gap,
         "latency_us": latency,
         "link_gbps": link_gbps,
@@ -234,6 +238,7 @@ def simulate_command(
         initial_window=window,
         ecn_threshold_packets=ecn,
         min_rto_us=min_rto,
+        tcp_pacing=pacing,
         flowlet_gap_us=flowlet_gap,
         duration_us=duration_ps / 1e6 if duration_ps and not until_done else None,
         warmup_us=warmup_ps / 1e6,

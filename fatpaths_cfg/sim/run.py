@@ -48,6 +48,8 @@ class SimConfig:
     # Layers (1-based ids) FatPaths picks from; None = all layers of the network.
     fatpaths_layers: tuple[int, ...] | None = None
     layer_policy: str = "adaptive"
+    # TCP/DCTCP: spread each window over one smoothed RTT instead of line-rate bursts.
+    tcp_pacing: bool = False
     # Baselines (minimal, ecmp, letflow, spray) route on the full network's minimal paths; when
     # False they use the compiled layer 1 as it is (the behaviour before baselines were fair).
     baselines_on_full_network: bool = True
@@ -98,6 +100,7 @@ class SimConfig:
             # `minimal` is ECMP's fixed per-flow path on a network with one next hop per switch.
             "load_balancing": "ecmp" if self.load_balancing == "minimal" else self.load_balancing,
             "layer_policy": self.layer_policy,
+            "tcp_pacing": self.tcp_pacing,
             "mtu": self.mtu,
             "header": self.header,
             "queue_packets": r["queue_packets"],

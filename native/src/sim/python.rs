@@ -103,6 +103,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         flowlet_gap: scalar(d, "flowlet_gap_ps")?,
         pull_rate: scalar(d, "pull_rate")?,
         fatpaths_layers: scalar(d, "fatpaths_layers")?,
+        tcp_pacing: scalar(d, "tcp_pacing")?,
         layer_policy: LayerPolicy::parse(&policy)
             .ok_or_else(|| PyValueError::new_err(format!("unknown layer policy '{policy}'")))?,
         seed: scalar(d, "seed")?,

@@ -33,6 +33,9 @@ struct TcpFlow {
     window_end: u32,
     acked_in_window: u32,
     marked_in_window: u32,
+    /// Pacing: earliest time of the next data packet, and whether a timer waits for it.
+    next_send: Time,
+    pacing_timer: bool,
     // receiver side
     received: Vec<u64>,
     cum: u32,
@@ -55,14 +58,29 @@ impl Tcp {
 
     fn send_window(&mut self, host: &mut impl Host, f: usize) {
         let n = host.n_packets(f);
+        let pacing = host.config().tcp_pacing;
         loop {
-            let st = &self.flows[f];
+            let now = host.now();
+            let st = &mut self.flows[f];
             let window = st.cwnd.max(1.0) as u32;
             if st.snd_nxt >= n || st.snd_nxt - st.snd_una >= window {
                 return;
             }
+            if pacing && st.srtt > 0 {
+                if now < st.next_send {
+                    if !st.pacing_timer {
+                        st.pacing_timer = true;
+                        host.set_timer(st.next_send, f as u32);
+                    }
+                    return;
+                }
+                // One window per smoothed RTT: the rate ACK clocking reaches in steady state,
+                // without the line-rate bursts that overflow shallow queues.
+                let spacing = (st.srtt as f64 / st.cwnd.max(1.0)) as Time;
+                st.next_send = st.next_send.max(now) + spacing;
+            }
             let seq = st.snd_nxt;
-            self.flows[f].snd_nxt += 1;
+            st.snd_nxt += 1;
             self.send_seq(host, f, seq);
         }
     }
@@ -240,8 +258,14 @@ impl<H: Host> Transport<H> for Tcp {
         self.send_window(host, f);
     }
 
-    /// TCP keeps no timers of its own: the engine's periodic scan drives its timeouts.
-    fn on_timer(&mut self, _host: &mut H, _operand: u32) {}
+    /// A paced flow's next packet is due (the engine's periodic scan drives timeouts).
+    fn on_timer(&mut self, host: &mut H, flow: u32) {
+        let f = flow as usize;
+        self.flows[f].pacing_timer = false;
+        if !host.sender_done(f) {
+            self.send_window(host, f);
+        }
+    }
 
     fn check_timeout(&mut self, host: &mut H, f: usize) {
         let now = host.now();

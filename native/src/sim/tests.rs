@@ -341,3 +341,30 @@ fn tcp_fatpaths_moves_layers_on_window_cuts() {
     assert_eq!(tcp_fatpaths_layer_changes(LayerPolicy::Uniform), 0);
     assert!(tcp_fatpaths_layer_changes(LayerPolicy::Adaptive) > 0);
 }
+
+fn tcp_incast_drops(pacing: bool) -> (u64, u64) {
+    // Eight senders into one receiver behind a 20-packet queue.
+    let spec = fabric(2, &[(0, 1)], &[8, 1], 10.0);
+    let flows: Vec<FlowSpec> = (0..8)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: 8,
+            size: 1_500_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(TransportKind::Tcp, LoadBalancing::Ecmp);
+    cfg.queue_packets = 20;
+    cfg.tcp_pacing = pacing;
+    let sim = run(&spec, &flows, cfg);
+    assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+    assert_conserved(&sim);
+    (sim.counters().data_drops, sim.counters().timeouts)
+}
+
+#[test]
+fn tcp_pacing_loses_fewer_packets_than_bursts() {
+    let (bursty, _) = tcp_incast_drops(false);
+    let (paced, _) = tcp_incast_drops(true);
+    assert!(paced < bursty, "paced {paced} vs bursty {bursty}");
+}
