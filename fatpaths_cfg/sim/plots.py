@@ -64,9 +64,10 @@ def run_title(result: SimResult) -> str:
 
 
 def layers_used(result: SimResult) -> str:
-    """The layers a scheme may use: FatPaths its configured ones, the others layer 1."""
+    """The layers a scheme may use: FatPaths its configured ones, the baselines the full
+    network's minimal paths (or the compiled layer 1 with `--compiled-baselines`)."""
     if result.config.get("load_balancing") != "fatpaths":
-        return "layer 1"
+        return "all links" if result.config.get("baselines_on_full_network", True) else "layer 1"
     chosen = result.config.get("fatpaths_layers")
     if isinstance(chosen, tuple | list):
         return "layers " + ",".join(str(x) for x in chosen)
