@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, network_from_edges, simulate
 from fatpaths_cfg.sim.network import sampled_layers
 from fatpaths_cfg.sim.profiles import resolve_profile
+from fatpaths_cfg.sim.results import SimResult
 from fatpaths_cfg.sim.run import LOAD_BALANCING
 from fatpaths_cfg.sim.workloads import SC20_CLIP_BYTES, flow_sizes, websearch_sc20_table
 
@@ -155,6 +156,13 @@ def test_unfinished_flows_count_as_lower_bounds_and_warmup_is_left_out() -> None
     warm = simulate(net, work, SimConfig(transport="ndp", duration_us=500, warmup_us=100))
     ws = warm.summary()
     assert (ws["flows_warmup"], ws["flows_measured"], ws["flows_unfinished"]) == (2, 1, 0)
+    from fatpaths_cfg.sim.plots import fct_cdf_figure
+
+    def legend(r: SimResult) -> str:
+        return str(fct_cdf_figure({"ndp": r}).axes[0].get_legend().get_texts()[0].get_text())
+
+    assert "1 of 3 flows unfinished" in legend(result)
+    assert "unfinished" not in legend(warm)
 
 
 # ---- 4. the paper's profile --------------------------------------------------------------------
