@@ -368,3 +368,25 @@ fn tcp_pacing_loses_fewer_packets_than_bursts() {
     let (paced, _) = tcp_incast_drops(true);
     assert!(paced < bursty, "paced {paced} vs bursty {bursty}");
 }
+
+#[test]
+fn tcp_first_window_queued_past_the_rto_floor_does_not_time_out() {
+    // One host starts eight flows of ten jumbo frames at once: its NIC sends them in turn, so
+    // the last flow's first packet leaves after about 500 us, beyond a 200 us RTO floor.
+    let spec = fabric(2, &[(0, 1)], &[1, 8], 10.0);
+    let flows: Vec<FlowSpec> = (0..8)
+        .map(|s| FlowSpec {
+            src: 0,
+            dst: 1 + s,
+            size: 90_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(TransportKind::Tcp, LoadBalancing::Ecmp);
+    cfg.mtu = 9000;
+    cfg.min_rto = 200 * US;
+    let sim = run(&spec, &flows, cfg);
+    assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+    assert_eq!(sim.counters().timeouts, 0);
+    assert!(sim.flows().iter().any(|f| f.finish > 500 * US));
+}
