@@ -397,7 +397,7 @@ def test_fct_cdf_says_what_ran_and_keeps_coinciding_curves_apart(
         second.get_marker(),
     )
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "same curve as ecmp" in legend[1] and "layer 1" in legend[0]
+    assert "same curve as ecmp" in legend[1] and "all links" in legend[0]
     plot_fct_cdf({"ecmp": ecmp}, tmp_path / "cdf.png")
     assert "ring" in png_title(tmp_path / "cdf.png")
 

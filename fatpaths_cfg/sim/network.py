@@ -89,6 +89,7 @@ class SimNetwork:
         all_equal_cost: bool | None = None,
         link_latency_ps: int | None = None,
         host_gbps: float | None = None,
+        link_gbps: float | None = None,
     ) -> SimNetwork:
         """A copy with simulation-side knobs changed (the compiled tables stay as they are)."""
 
@@ -100,7 +101,24 @@ class SimNetwork:
             changes["host_latency_ps"] = link_latency_ps
         if host_gbps is not None:
             changes["host_gbps"] = np.full(self.n_hosts, host_gbps, dtype=np.float64)
+        if link_gbps is not None:
+            changes["link_gbps"] = np.full(len(self.link_a), link_gbps, dtype=np.float64)
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    def baseline(self, *, multipath: bool) -> SimNetwork:
+        """One layer of every link with its minimal routing, independent of the compiled
+        layers: what ECMP, LetFlow and spraying (`multipath`) or single-path minimal routing
+        run on."""
+        from dataclasses import replace
+
+        dist, next_hop = minimal_routing(self.n_switches, self.link_a, self.link_b, seed=0)
+        return replace(
+            self,
+            layer_links=np.ones((1, len(self.link_a)), dtype=np.uint8),
+            dist=dist[np.newaxis],
+            next_hop=next_hop[np.newaxis],
+            multipath=[multipath],
+        )
 
     def native_dict(self) -> dict[str, object]:
         """The flat arrays the native `PacketSimulator` takes."""

@@ -64,9 +64,10 @@ def run_title(result: SimResult) -> str:
 
 
 def layers_used(result: SimResult) -> str:
-    """The layers a scheme may use: FatPaths its configured ones, the others layer 1."""
+    """The layers a scheme may use: FatPaths its configured ones, the baselines the full
+    network's minimal paths (or the compiled layer 1 with `--compiled-baselines`)."""
     if result.config.get("load_balancing") != "fatpaths":
-        return "layer 1"
+        return "all links" if result.config.get("baselines_on_full_network", True) else "layer 1"
     chosen = result.config.get("fatpaths_layers")
     if isinstance(chosen, tuple | list):
         return "layers " + ",".join(str(x) for x in chosen)
@@ -81,16 +82,17 @@ def _save(fig: Any, path: str | Path, title: str) -> None:
 def fct_cdf_figure(results: Mapping[str, SimResult]) -> Any:
     """One CDF curve of flow completion time per scheme (label), log-scaled time axis.
 
-    The fraction is of all flows, so a curve of a run with unfinished flows ends below 1; the
-    legend says how many did not finish. A curve equal to an earlier one says so.
+    The fraction is of all measured flows (warm-up flows left out, as in the summaries), so a
+    curve of a run with unfinished flows ends below 1; the legend says how many did not finish.
+    A curve equal to an earlier one says so.
     """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.2, 4.6))
     drawn: dict[str, np.ndarray] = {}
     for i, (label, result) in enumerate(results.items()):
-        fct = result.fct_ps()
+        fct = result.fct_ps()[result.measured]
         done = np.sort(fct[np.isfinite(fct)]) / 1e6
-        n = result.workload.n_flows
+        n = len(fct)
         text = f"{label} ({layers_used(result)})"
         same = [other for other, curve in drawn.items() if np.array_equal(curve, done)]
         drawn[label] = done
@@ -143,9 +145,10 @@ def fct_vs_size_figure(results: Mapping[str, SimResult]) -> Any:
     n = max(1, len(results))
     fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 4.4), sharex=True, sharey=True, squeeze=False)
     for ax, (label, result) in zip(axes[0], results.items(), strict=False):
-        fct = result.fct_ps() / 1e6
+        measured = result.measured
+        fct = result.fct_ps()[measured] / 1e6
         ok = np.isfinite(fct)
-        ax.scatter(result.workload.size[ok], fct[ok], s=4, alpha=0.4)
+        ax.scatter(result.workload.size[measured][ok], fct[ok], s=4, alpha=0.4)
         ax.set_xscale("log")
         ax.set_yscale("log")
         unfinished = int(np.sum(~ok))

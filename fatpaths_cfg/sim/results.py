@@ -42,6 +42,17 @@ def _stats_us(values_ps: FloatArray) -> dict[str, float | int | None]:
     }
 
 
+def _stats_with_unfinished_us(
+    fct_ps: FloatArray, elapsed_ps: FloatArray
+) -> dict[str, float | int | bool | None]:
+    """FCT statistics over every flow, an unfinished one counted at the time it has run so
+    far: lower bounds (`lower_bound`) whenever a flow is unfinished, never a silent drop-out."""
+    unfinished = ~np.isfinite(fct_ps)
+    values = np.where(unfinished, elapsed_ps, fct_ps)
+    stats = _stats_us(values)
+    return {**stats, "unfinished": int(np.sum(unfinished)), "lower_bound": bool(np.any(unfinished))}
+
+
 def layer_list(mask: int) -> str:
     """Layer bit mask -> '1;3' (1-based layer ids, as in fabric.json)."""
     return ";".join(str(i + 1) for i in range(64) if mask >> i & 1)
@@ -62,6 +73,18 @@ class SimResult:
     n_layers: int = 1
     # A lossless run that stopped in a deadlock: when, and the cycle of paused links.
     deadlock: dict[str, object] | None = None
+    # Flows starting before this time are warm-up: simulated, but left out of the statistics.
+    warmup_ps: int = 0
+
+    @property
+    def measured(self) -> npt.NDArray[np.bool_]:
+        """Flows the statistics cover: those that start after the warm-up."""
+        return np.asarray(self.workload.start_ps) >= self.warmup_ps
+
+    def elapsed_ps(self) -> FloatArray:
+        """Per flow: how long it has run when the simulation stopped (its FCT when finished)."""
+        end = float(self.counters.get("now_ps", 0))
+        return np.maximum(end - self.workload.start_ps.astype(np.float64), 0.0)
 
     @property
     def finished(self) -> npt.NDArray[np.bool_]:
@@ -86,15 +109,18 @@ class SimResult:
         return self.workload.size.astype(np.float64) * 8 / (fct / 1e12) / 1e9
 
     def summary(self) -> dict[str, object]:
-        fct = self.fct_ps()
-        sizes = self.workload.size
+        measured = self.measured
+        fct = self.fct_ps()[measured]
+        elapsed = self.elapsed_ps()[measured]
+        sizes = self.workload.size[measured]
         buckets: dict[str, object] = {}
         for name, lo, hi in SIZE_BUCKETS:
             sel = (sizes >= lo) & (sizes < hi if hi is not None else True)
             if np.any(sel):
                 buckets[name] = _stats_us(fct[sel])
-        tput = self.throughput_gbps()
+        tput = self.throughput_gbps()[measured]
         tput = tput[np.isfinite(tput)]
+        finished = int(np.sum(self.finished[measured]))
         c = self.counters
         events = int(c.get("events", 0))
         return {
@@ -104,10 +130,16 @@ class SimResult:
             "workload": self.workload.description,
             "config": self.config,
             "flows": int(self.workload.n_flows),
-            "flows_finished": int(np.sum(self.finished)),
+            "warmup_us": self.warmup_ps / 1e6,
+            "flows_warmup": int(self.workload.n_flows - np.sum(measured)),
+            "flows_measured": int(np.sum(measured)),
+            "flows_finished": finished,
+            "flows_unfinished": int(np.sum(measured)) - finished,
+            # Finished flows only; "fct_with_unfinished" counts the others too.
             "fct": _stats_us(fct),
+            "fct_with_unfinished": _stats_with_unfinished_us(fct, elapsed),
             "fct_by_size": buckets,
-            "sender_fct": _stats_us(self.sender_fct_ps()),
+            "sender_fct": _stats_us(self.sender_fct_ps()[measured]),
             "throughput_gbps": {
                 "mean": float(np.mean(tput)) if len(tput) else None,
                 "median": float(np.median(tput)) if len(tput) else None,

@@ -16,7 +16,12 @@ from .results import SimResult
 from .workloads import Workload
 
 TRANSPORTS = ("ndp", "tcp", "dctcp")
-LOAD_BALANCING = ("ecmp", "spray", "letflow", "fatpaths")
+# `minimal` is single-path minimal routing; `ecmp`, `letflow` and `spray` spread over every
+# equal-cost minimal path of the full network; `fatpaths` uses the compiled layers.
+LOAD_BALANCING = ("minimal", "ecmp", "letflow", "spray", "fatpaths")
+# How FatPaths picks layers (native/src/sim/layers.rs): `adaptive` scores layers per flow and
+# moves on congestion signals; `uniform` is the memoryless baseline.
+LAYER_POLICIES = ("adaptive", "uniform")
 ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold", "adaptive")
 
 # Per-transport defaults from the papers (docs/simulator.md, Transports): NDP runs shallow 8-packet
@@ -62,8 +67,16 @@ class SimConfig:
     pull_rate: float = 0.99
     # Layers (1-based ids) FatPaths picks from; None = all layers of the network.
     fatpaths_layers: tuple[int, ...] | None = None
+    layer_policy: str = "adaptive"
+    # TCP/DCTCP: spread each window over one smoothed RTT instead of line-rate bursts.
+    tcp_pacing: bool = False
+    # Baselines (minimal, ecmp, letflow, spray) route on the full network's minimal paths; when
+    # False they use the compiled layer 1 as it is (the behaviour before baselines were fair).
+    baselines_on_full_network: bool = True
     # Stop at this simulated time; None runs until every flow is done.
     duration_us: float | None = None
+    # Flows starting earlier are simulated but left out of the statistics.
+    warmup_us: float = 0.0
     seed: int = 1
     # Switch-side routing: the compiled layers, or an SC'15 scheme over layer 1's minimal paths.
     routing: str = "layers"
@@ -87,6 +100,10 @@ class SimConfig:
         if self.load_balancing not in LOAD_BALANCING:
             raise ValueError(
                 f"load balancing {self.load_balancing!r}: expected one of {LOAD_BALANCING}"
+            )
+        if self.layer_policy not in LAYER_POLICIES:
+            raise ValueError(
+                f"layer policy {self.layer_policy!r}: expected one of {LAYER_POLICIES}"
             )
         if self.mtu <= 0 or self.header <= 0:
             raise ValueError("mtu and header must be positive")
@@ -126,7 +143,10 @@ class SimConfig:
             raise ValueError(f"fatpaths layers {bad} outside 1..{network.n_layers}")
         return {
             "transport": self.transport,
-            "load_balancing": self.load_balancing,
+            # `minimal` is ECMP's fixed per-flow path on a network with one next hop per switch.
+            "load_balancing": "ecmp" if self.load_balancing == "minimal" else self.load_balancing,
+            "layer_policy": self.layer_policy,
+            "tcp_pacing": self.tcp_pacing,
             "mtu": self.mtu,
             "header": self.header,
             "queue_packets": r["queue_packets"],
@@ -161,6 +181,13 @@ class SimConfig:
             "pfc_xon_bytes": int(r["pfc_xon_packets"]) * packet,  # type: ignore[call-overload]
         }
 
+    def network_for(self, network: SimNetwork) -> SimNetwork:
+        """The network this scheme routes on: the compiled layers for FatPaths, the full
+        network's minimal paths for the baselines (unless `baselines_on_full_network` is off)."""
+        if self.load_balancing == "fatpaths" or not self.baselines_on_full_network:
+            return network
+        return network.baseline(multipath=self.load_balancing != "minimal")
+
     def with_lb(self, load_balancing: str) -> SimConfig:
         return replace(self, load_balancing=load_balancing)
 
@@ -182,7 +209,11 @@ def native_engine(network: SimNetwork, workload: Workload, config: SimConfig) ->
     # Looked up by name: the extension's type stub is maintained with the crate's other entry
     # points, and this keeps the simulator's Python side typed through the protocol above.
     factory: Callable[..., NativeEngine] = vars(_native)["PacketSimulator"]
-    return factory(network.native_dict(), workload.native_dict(), config.native_dict(network))
+    return factory(
+        config.network_for(network).native_dict(),
+        workload.native_dict(),
+        config.native_dict(network),
+    )
 
 
 @dataclass
@@ -237,6 +268,7 @@ def simulate(
         peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         n_layers=network.n_layers,
         deadlock=deadlock,
+        warmup_ps=round(config.warmup_us * 1e6),
     )
 
 

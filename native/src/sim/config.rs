@@ -1,5 +1,6 @@
 //! Run parameters shared by the engine and the transports.
 
+use super::layers::LayerPolicy;
 use super::packet::Time;
 use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 
@@ -70,6 +71,11 @@ pub struct SimConfig {
     pub pull_rate: f64,
     /// Layers FatPaths may pick from (indices; layer 0 is the minimal layer).
     pub fatpaths_layers: Vec<u8>,
+    /// TCP/DCTCP: space a window's packets over one smoothed RTT instead of sending them back
+    /// to back (no effect before the first RTT sample).
+    pub tcp_pacing: bool,
+    /// How FatPaths picks layers and reacts to congestion (`layers` module).
+    pub layer_policy: LayerPolicy,
     pub seed: u64,
     /// Switch-side routing scheme.
     pub routing: RoutingKind,
@@ -101,6 +107,8 @@ impl Default for SimConfig {
             flowlet_gap: 50_000_000,
             pull_rate: 0.99,
             fatpaths_layers: vec![0],
+            tcp_pacing: false,
+            layer_policy: LayerPolicy::Adaptive,
             seed: 1,
             routing: RoutingKind::Layers,
             ugal: UgalParams::default(),

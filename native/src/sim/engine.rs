@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 
 use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::events::{EventKind, EventQueue};
+use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
 use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec};
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
@@ -164,6 +165,7 @@ pub struct Datapath {
     events: EventQueue,
     now: Time,
     rng: SimRng,
+    layer_choice: LayerChoice,
     counters: Counters,
 }
 
@@ -288,7 +290,17 @@ impl Simulator {
         }
         let n_flows = records.len();
         let transport = transport_for(cfg.transport, n_flows, spec.n_hosts());
+        let layer_choice = LayerChoice::new(
+            cfg.layer_policy,
+            cfg.fatpaths_layers.clone(),
+            if cfg.load_balancing == LoadBalancing::FatPaths {
+                n_flows
+            } else {
+                0
+            },
+        );
         let net = Datapath {
+            layer_choice,
             queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
             trimming: transport.trims() && !cfg.lossless,
             rng: SimRng::new(cfg.seed),
@@ -578,7 +590,8 @@ impl Datapath {
         let gap = self.cfg.flowlet_gap;
         let lb = self.cfg.load_balancing;
         let fl = &mut self.flows[f];
-        let new_flowlet = fl.last_send == NO_TIME || now.saturating_sub(fl.last_send) > gap;
+        let first = fl.last_send == NO_TIME;
+        let new_flowlet = starts_flowlet(fl.last_send, now, gap);
         fl.last_send = now;
         let chosen = match lb {
             LoadBalancing::Ecmp => (0, fl.entropy),
@@ -606,8 +619,12 @@ impl Datapath {
             }
             LoadBalancing::FatPaths => {
                 if new_flowlet {
-                    let layers = &self.cfg.fatpaths_layers;
-                    fl.layer = layers[self.rng.below(layers.len() as u32) as usize];
+                    let window_based = self.cfg.transport != TransportKind::Ndp;
+                    fl.layer = if first {
+                        self.layer_choice.first(&mut self.rng, f, window_based)
+                    } else {
+                        self.layer_choice.flowlet(&mut self.rng, f)
+                    };
                     fl.entropy = self.rng.next_u32();
                 }
                 (fl.layer, fl.entropy)
@@ -625,20 +642,20 @@ impl Datapath {
         }
     }
 
-    /// FatPaths reaction to congestion on the current layer: move the flow to another one.
-    fn change_layer(&mut self, f: usize) {
-        let layers = &self.cfg.fatpaths_layers;
-        if layers.len() < 2 {
+    /// FatPaths' reaction to what a transport learnt about a layer (see `layers`).
+    fn layer_signal(&mut self, f: usize, layer: u8, signal: LayerSignal) {
+        if self.cfg.load_balancing != LoadBalancing::FatPaths {
             return;
         }
         let current = self.flows[f].layer;
-        let mut pick = layers[self.rng.below(layers.len() as u32 - 1) as usize];
-        if pick == current {
-            pick = *layers.last().expect("non-empty");
+        if let Some(pick) = self
+            .layer_choice
+            .signal(&mut self.rng, f, current, layer, signal)
+        {
+            self.flows[f].layer = pick;
+            self.flows[f].entropy = self.rng.next_u32();
+            self.counters.layer_changes += 1;
         }
-        self.flows[f].layer = pick;
-        self.flows[f].entropy = self.rng.next_u32();
-        self.counters.layer_changes += 1;
     }
 
     // ---- switching -----------------------------------------------------------------------
@@ -1023,8 +1040,13 @@ impl Host for Datapath {
         Datapath::feedback_path(self, flow, data_layer)
     }
 
-    fn change_layer(&mut self, flow: usize) {
-        Datapath::change_layer(self, flow);
+    #[inline]
+    fn current_layer(&self, flow: usize) -> u8 {
+        self.flows[flow].layer
+    }
+
+    fn layer_signal(&mut self, flow: usize, layer: u8, signal: LayerSignal) {
+        Datapath::layer_signal(self, flow, layer, signal);
     }
 
     #[inline]

@@ -8,15 +8,16 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `random`, `network` (ports and forwarding candidates), `routing` (switch-side routing
-//! schemes and virtual channels), `config`, `events` (the event queue), `pfc` (lossless
-//! queues), `transport` (the `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP
-//! covering NewReno and DCTCP), `engine` (the datapath and the event loop), `python` (the small
-//! PyO3 surface).
+//! `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates),
+//! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
+//! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
+//! `tcp` (transports, TCP covering NewReno and DCTCP), `engine` (the datapath and the event
+//! loop), `python` (the small PyO3 surface).
 
 pub mod config;
 pub mod engine;
 pub mod events;
+pub mod layers;
 pub mod ndp;
 pub mod network;
 pub mod packet;

@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 
 use super::config::LoadBalancing;
+use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time};
 use super::transport::{Host, Transport};
 
@@ -207,7 +208,9 @@ impl<H: Host> Transport<H> for Ndp {
                 if st.state[p.seq as usize] != ACKED {
                     st.state[p.seq as usize] = ACKED;
                     st.acked += 1;
+                    host.layer_signal(f, p.layer, LayerSignal::Delivered);
                 }
+                let st = &mut self.flows[f];
                 if st.acked == host.n_packets(f) {
                     host.finish_at_sender(f);
                     // Release the per-packet state of a finished source.
@@ -225,7 +228,7 @@ impl<H: Host> Transport<H> for Ndp {
                     st.rtx.push_back(p.seq);
                 }
                 if p.flags & flags::NEW_LAYER != 0 {
-                    host.change_layer(f);
+                    host.layer_signal(f, p.layer, LayerSignal::Trimmed);
                 }
                 let st = &self.flows[f];
                 if p.flags & flags::PULL != 0 {

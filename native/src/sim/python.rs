@@ -8,6 +8,7 @@ use pyo3::types::PyDict;
 
 use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowRecord, FlowSpec, Simulator};
+use super::layers::LayerPolicy;
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
 use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
@@ -111,6 +112,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         threshold_bytes: optional(d, "adaptive_threshold_bytes", base.adaptive.threshold_bytes)?,
         notify_delay: optional(d, "notify_delay_ps", base.adaptive.notify_delay)?,
     };
+    let policy: String = scalar(d, "layer_policy")?;
     Ok(SimConfig {
         transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
@@ -125,6 +127,9 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         flowlet_gap: scalar(d, "flowlet_gap_ps")?,
         pull_rate: scalar(d, "pull_rate")?,
         fatpaths_layers: scalar(d, "fatpaths_layers")?,
+        tcp_pacing: scalar(d, "tcp_pacing")?,
+        layer_policy: LayerPolicy::parse(&policy)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown layer policy '{policy}'")))?,
         seed: scalar(d, "seed")?,
         routing: RoutingKind::parse(&routing)
             .ok_or_else(|| PyValueError::new_err(format!("unknown routing '{routing}'")))?,

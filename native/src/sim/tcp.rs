@@ -5,12 +5,18 @@
 //! delayed ACKs. Losses are repaired by fast retransmit with NewReno partial-ACK recovery, or by
 //! a retransmission timeout that restarts from the first unacknowledged packet.
 
+use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time};
 use super::transport::{Host, Transport};
 
 /// DCTCP's gain for the marked-fraction moving average (1/16, as in the DCTCP paper).
 const DCTCP_G: f64 = 1.0 / 16.0;
 const MAX_BACKOFF: u32 = 6;
+/// Retransmission timeout before the first RTT sample. RFC 6298 starts at 1 s for the open
+/// Internet; inside a data centre 1 ms still covers a first window queued behind other flows'
+/// (100 jumbo frames at 10 Gb/s take 720 µs), where a 200 µs floor alone fires before any ACK
+/// can return.
+const INITIAL_RTO: Time = 1_000_000_000;
 
 #[derive(Default)]
 struct TcpFlow {
@@ -32,6 +38,9 @@ struct TcpFlow {
     window_end: u32,
     acked_in_window: u32,
     marked_in_window: u32,
+    /// Pacing: earliest time of the next data packet, and whether a timer waits for it.
+    next_send: Time,
+    pacing_timer: bool,
     // receiver side
     received: Vec<u64>,
     cum: u32,
@@ -54,14 +63,29 @@ impl Tcp {
 
     fn send_window(&mut self, host: &mut impl Host, f: usize) {
         let n = host.n_packets(f);
+        let pacing = host.config().tcp_pacing;
         loop {
-            let st = &self.flows[f];
+            let now = host.now();
+            let st = &mut self.flows[f];
             let window = st.cwnd.max(1.0) as u32;
             if st.snd_nxt >= n || st.snd_nxt - st.snd_una >= window {
                 return;
             }
+            if pacing && st.srtt > 0 {
+                if now < st.next_send {
+                    if !st.pacing_timer {
+                        st.pacing_timer = true;
+                        host.set_timer(st.next_send, f as u32);
+                    }
+                    return;
+                }
+                // One window per smoothed RTT: the rate ACK clocking reaches in steady state,
+                // without the line-rate bursts that overflow shallow queues.
+                let spacing = (st.srtt as f64 / st.cwnd.max(1.0)) as Time;
+                st.next_send = st.next_send.max(now) + spacing;
+            }
             let seq = st.snd_nxt;
-            self.flows[f].snd_nxt += 1;
+            st.snd_nxt += 1;
             self.send_seq(host, f, seq);
         }
     }
@@ -89,7 +113,7 @@ impl<H: Host> Transport<H> for Tcp {
         let st = &mut self.flows[f];
         st.cwnd = iw;
         st.ssthresh = f64::MAX;
-        st.rto = rto;
+        st.rto = rto.max(INITIAL_RTO);
         st.last_progress = now;
         st.alpha = 1.0;
         st.received = vec![0; (n as usize).div_ceil(64)];
@@ -168,6 +192,8 @@ impl<H: Host> Transport<H> for Tcp {
             st.backoff = 0;
             st.last_progress = now;
             st.dupacks = 0;
+            host.layer_signal(f, p.layer, LayerSignal::Delivered);
+            let st = &mut self.flows[f];
             st.acked_in_window += newly;
             if ece {
                 st.marked_in_window += newly;
@@ -187,17 +213,26 @@ impl<H: Host> Transport<H> for Tcp {
             } else {
                 st.cwnd += newly as f64 / st.cwnd;
             }
-            if dctcp && st.snd_una >= st.window_end {
+            if st.snd_una >= st.window_end {
+                // Once per window of data: DCTCP's α update and cut, and for any marking
+                // transport the window's marked fraction as a congestion signal to FatPaths.
                 let fraction = st.marked_in_window as f64 / st.acked_in_window.max(1) as f64;
-                st.alpha = (1.0 - DCTCP_G) * st.alpha + DCTCP_G * fraction;
-                if st.marked_in_window > 0 && !st.in_recovery {
-                    st.cwnd = (st.cwnd * (1.0 - st.alpha / 2.0)).max(1.0);
-                    st.ssthresh = st.cwnd;
+                let marked = st.marked_in_window > 0;
+                if dctcp {
+                    st.alpha = (1.0 - DCTCP_G) * st.alpha + DCTCP_G * fraction;
+                    if marked && !st.in_recovery {
+                        st.cwnd = (st.cwnd * (1.0 - st.alpha / 2.0)).max(1.0);
+                        st.ssthresh = st.cwnd;
+                    }
                 }
                 st.acked_in_window = 0;
                 st.marked_in_window = 0;
                 st.window_end = st.snd_nxt;
+                if marked {
+                    host.layer_signal(f, p.layer, LayerSignal::EcnFraction(fraction));
+                }
             }
+            let st = &mut self.flows[f];
             if cum >= n {
                 host.finish_at_sender(f);
                 st.received = Vec::new();
@@ -218,6 +253,8 @@ impl<H: Host> Transport<H> for Tcp {
                 st.recover = st.snd_nxt;
                 st.in_recovery = true;
                 let seq = st.snd_una;
+                // The window was cut: FatPaths moves the flow off the layer that lost it.
+                host.layer_signal(f, p.layer, LayerSignal::WindowCut);
                 self.send_seq(host, f, seq);
             } else if st.in_recovery {
                 st.cwnd += 1.0;
@@ -226,8 +263,14 @@ impl<H: Host> Transport<H> for Tcp {
         self.send_window(host, f);
     }
 
-    /// TCP keeps no timers of its own: the engine's periodic scan drives its timeouts.
-    fn on_timer(&mut self, _host: &mut H, _operand: u32) {}
+    /// A paced flow's next packet is due (the engine's periodic scan drives timeouts).
+    fn on_timer(&mut self, host: &mut H, flow: u32) {
+        let f = flow as usize;
+        self.flows[f].pacing_timer = false;
+        if !host.sender_done(f) {
+            self.send_window(host, f);
+        }
+    }
 
     fn check_timeout(&mut self, host: &mut H, f: usize) {
         let now = host.now();
@@ -246,6 +289,8 @@ impl<H: Host> Transport<H> for Tcp {
         st.last_progress = now;
         st.window_end = st.snd_una + 1;
         host.count_timeout();
+        let layer = host.current_layer(f);
+        host.layer_signal(f, layer, LayerSignal::Timeout);
         self.send_window(host, f);
     }
 }

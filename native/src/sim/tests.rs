@@ -2,6 +2,7 @@
 
 use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowSpec, Simulator};
+use super::layers::LayerPolicy;
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
 use crate::graph::neighbours;
@@ -293,4 +294,99 @@ fn fatpaths_uses_several_layers() {
     assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
     assert_eq!(sim.counters().unroutable, 0);
     assert_conserved(&sim);
+}
+
+/// Two flows forced onto one minimal link of a ring, with a second layer around the other way.
+fn two_layer_ring() -> NetworkSpec {
+    let mut spec = fabric(
+        6,
+        &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0)],
+        &[2; 6],
+        10.0,
+    );
+    // Layer 2 lacks link 0-1, so from switch 0 to 1 it goes the long way round.
+    let second = fabric(6, &[(1, 2), (2, 3), (3, 4), (4, 5), (5, 0)], &[2; 6], 10.0);
+    spec.layer_links.extend([0, 1, 1, 1, 1, 1]);
+    spec.dist.extend(&second.dist);
+    spec.next_hop.extend(&second.next_hop);
+    spec.multipath = vec![false, false];
+    spec
+}
+
+fn tcp_fatpaths_layer_changes(policy: LayerPolicy) -> u64 {
+    let spec = two_layer_ring();
+    // Four hosts of switches 0 and 5 all send to switch 1's hosts: the 0-1 link overflows.
+    let flows: Vec<FlowSpec> = [0u32, 1, 10, 11]
+        .iter()
+        .map(|&s| FlowSpec {
+            src: s,
+            dst: 2 + s % 2,
+            size: 600_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(TransportKind::Tcp, LoadBalancing::FatPaths);
+    cfg.fatpaths_layers = vec![0, 1];
+    cfg.queue_packets = 10;
+    cfg.layer_policy = policy;
+    let sim = run(&spec, &flows, cfg);
+    assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+    assert_conserved(&sim);
+    sim.counters().layer_changes
+}
+
+#[test]
+fn tcp_fatpaths_moves_layers_on_window_cuts() {
+    // Back-to-back ACK clocking leaves no 50 us gap, so only congestion can move these flows.
+    assert_eq!(tcp_fatpaths_layer_changes(LayerPolicy::Uniform), 0);
+    assert!(tcp_fatpaths_layer_changes(LayerPolicy::Adaptive) > 0);
+}
+
+fn tcp_incast_drops(pacing: bool) -> (u64, u64) {
+    // Eight senders into one receiver behind a 20-packet queue.
+    let spec = fabric(2, &[(0, 1)], &[8, 1], 10.0);
+    let flows: Vec<FlowSpec> = (0..8)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: 8,
+            size: 1_500_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(TransportKind::Tcp, LoadBalancing::Ecmp);
+    cfg.queue_packets = 20;
+    cfg.tcp_pacing = pacing;
+    let sim = run(&spec, &flows, cfg);
+    assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+    assert_conserved(&sim);
+    (sim.counters().data_drops, sim.counters().timeouts)
+}
+
+#[test]
+fn tcp_pacing_loses_fewer_packets_than_bursts() {
+    let (bursty, _) = tcp_incast_drops(false);
+    let (paced, _) = tcp_incast_drops(true);
+    assert!(paced < bursty, "paced {paced} vs bursty {bursty}");
+}
+
+#[test]
+fn tcp_first_window_queued_past_the_rto_floor_does_not_time_out() {
+    // One host starts eight flows of ten jumbo frames at once: its NIC sends them in turn, so
+    // the last flow's first packet leaves after about 500 us, beyond a 200 us RTO floor.
+    let spec = fabric(2, &[(0, 1)], &[1, 8], 10.0);
+    let flows: Vec<FlowSpec> = (0..8)
+        .map(|s| FlowSpec {
+            src: 0,
+            dst: 1 + s,
+            size: 90_000,
+            start: 0,
+        })
+        .collect();
+    let mut cfg = config(TransportKind::Tcp, LoadBalancing::Ecmp);
+    cfg.mtu = 9000;
+    cfg.min_rto = 200 * US;
+    let sim = run(&spec, &flows, cfg);
+    assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+    assert_eq!(sim.counters().timeouts, 0);
+    assert!(sim.flows().iter().any(|f| f.finish > 500 * US));
 }

@@ -7,6 +7,7 @@
 //! not an edit of the engine.
 
 use super::config::SimConfig;
+use super::layers::LayerSignal;
 use super::packet::{Packet, Time};
 
 /// What a transport may see and do: the hosts' side of the network.
@@ -31,8 +32,11 @@ pub trait Host {
     fn send(&mut self, host: u32, packet: Packet);
     /// Layer and entropy for feedback travelling back to the source of `flow`.
     fn feedback_path(&mut self, flow: usize, data_layer: u8) -> (u8, u32);
-    /// Moves `flow` to another layer (FatPaths' reaction to trimmed packets).
-    fn change_layer(&mut self, flow: usize);
+    /// The layer `flow`'s data currently takes.
+    fn current_layer(&self, flow: usize) -> u8;
+    /// Reports what the transport learnt about `layer` for `flow` (deliveries and congestion);
+    /// FatPaths' layer policy may move the flow to another layer in response.
+    fn layer_signal(&mut self, flow: usize, layer: u8, signal: LayerSignal);
     /// Counts the payload of data packet `packet` as delivered for the first time.
     fn count_delivered(&mut self, packet: &Packet);
     /// Counts the payload of data packet `packet` as a duplicate.
