@@ -173,10 +173,12 @@ def test_compiled_cyclic_layer_deadlocks_and_acyclic_layers_do_not(tmp_path: Pat
     acyclic = _compile(tmp_path, "slimfly-q5-acyclic")
     assert not _layer1_deadlock_free(cyclic)
     assert _layer1_deadlock_free(acyclic)
-    # Three times what the host links carry, on layer 1 only, with two-packet PFC thresholds.
+    # Three times what the host links carry, on the compiled layer 1 only (the layer `verify`
+    # judged; fair baselines would route on the full network instead), two-packet thresholds.
     cfg = SimConfig(
         transport="tcp",
         load_balancing="ecmp",
+        baselines_on_full_network=False,
         queue_packets=2,
         initial_window=200,
         lossless=True,
