@@ -124,6 +124,7 @@ def topo_generate(
     ),
 ) -> None:
     """Write a wiring inventory for a generated topology."""
+    from fatpaths_cfg.block_yaml import dump_block_yaml
     from fatpaths_cfg.inventory.expand import run_generator, topology_wiring
     from fatpaths_cfg.output import write_owned_file
 
@@ -145,7 +146,7 @@ def topo_generate(
         **topology_wiring(topology),
     }
     header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"
-    text = header + yaml.safe_dump(data, sort_keys=False, width=120)
+    text = header + dump_block_yaml(data)
     run_or_exit(lambda: write_owned_file(out, text, GENERATED_INVENTORY, force))
     console.print(
         f"wrote {out}: {len(topology.switch_names)} switches, "
