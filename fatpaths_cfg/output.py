@@ -145,6 +145,9 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     unchanged = 0
+    # The very same bytes object under two names (the Batfish snapshot's frr.conf is the
+    # rendered one) is written once and hard-linked: half the bytes of a large fabric's output.
+    first_written: dict[int, Path] = {}
     try:
         staging.chmod(0o755)  # mkdtemp makes it private; the output is meant to be shared
         for relative in sorted(files):
@@ -155,13 +158,30 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
             if old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data:
                 shutil.copy2(old, path)
                 unchanged += 1
-            else:
+            elif not _linked(first_written.get(id(data)), path):
                 path.write_bytes(data)
+                if len(data) >= _LINK_MIN_BYTES:
+                    first_written[id(data)] = path
         _swap_in(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(files) - unchanged, unchanged
+
+
+# Below this a link saves nothing worth a shared inode.
+_LINK_MIN_BYTES = 4096
+
+
+def _linked(source: Path | None, path: Path) -> bool:
+    """Hard-link `path` to `source`; False where there is no source or links are refused."""
+    if source is None:
+        return False
+    try:
+        os.link(source, path)
+    except OSError:
+        return False
+    return True
 
 
 def _swap_in(staging: Path, target: Path) -> None:
