@@ -14,18 +14,21 @@ from typing import Any
 
 WIDTH = 120
 
-# A conservative subset of YAML plain scalars: starts with a letter, '.', '/' or '_', then
-# characters no YAML indicator cares about; ':' only between two such characters and single
+# A conservative subset of YAML plain scalars: starts with a letter, digit, '.', '/' or '_',
+# then characters no YAML indicator cares about; ':' only between two such characters and single
 # spaces only between words. Anything else goes to PyYAML.
-_PLAIN = re.compile(r"[A-Za-z._/][A-Za-z0-9._/@+=-]*(?:[: ][A-Za-z0-9._/@+=-]+)*\Z")
-# Plain words that YAML 1.1 would read back as booleans or null.
-_RESERVED = re.compile(
-    r"(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
-    r"|null|Null|NULL|y|Y|n|N)\Z"
-)
+_PLAIN = re.compile(r"[A-Za-z0-9._/][A-Za-z0-9._/@+=-]*(?:[: ][A-Za-z0-9._/@+=-]+)*\Z")
 
-# Plain words starting with '.' that YAML reads as floats (.5, .inf, .NaN).
-_FLOAT_DOT = re.compile(r"\.(?:[0-9]|inf\Z|Inf\Z|INF\Z|nan\Z|NaN\Z|NAN\Z)")
+
+def _reads_back_as_string(value: str) -> bool:
+    """What PyYAML's resolver decides for a plain scalar: words that read as numbers,
+    booleans, null or timestamps (1e3, yes, 12:30, .inf, 2024-01-01) must be quoted."""
+    from yaml.resolver import Resolver
+
+    for _tag, pattern in Resolver.yaml_implicit_resolvers.get(value[0], ()):
+        if pattern.match(value):
+            return False
+    return True
 
 
 class _NeedsPyYAML(Exception):
@@ -34,7 +37,7 @@ class _NeedsPyYAML(Exception):
 
 def _scalar(value: object) -> str:
     if isinstance(value, str):
-        if _PLAIN.match(value) and not _RESERVED.match(value) and not _FLOAT_DOT.match(value):
+        if _PLAIN.match(value) and _reads_back_as_string(value):
             return value
         raise _NeedsPyYAML
     if isinstance(value, int) and not isinstance(value, bool):

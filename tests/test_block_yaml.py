@@ -56,6 +56,21 @@ TRICKY = [
     "@x",
     "_x",
     "a=b",
+    "100G",
+    "2024-01-01",
+    "1_000",
+    "0o17",
+    "1.5",
+    "190:20:30",
+    "6e",
+    "1.0e+3",
+    "0b101",
+    "+1",
+    "y",
+    "n",
+    "NaN",
+    ".NaN",
+    "1.",
 ]
 
 
@@ -86,3 +101,16 @@ def test_generated_inventory_matches_pyyaml() -> None:
     topology = run_generator("slimfly", {"q": 5, "seed": 1}, "<test>", lambda _: 0)
     data = {"fabric": "sf", "defaults": {"platform": "frr"}, **topology_wiring(topology)}
     assert dump_block_yaml(data) == _pyyaml(data)
+
+
+def test_generated_inventory_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Falling back is correct but slow (PyYAML's representer is Python): the documents
+    # fatpaths writes, speeds like 100G included, must not need it.
+    def refuse(*_: Any, **__: Any) -> str:
+        raise AssertionError("fell back to PyYAML")
+
+    topology = run_generator("slimfly", {"q": 5, "seed": 1}, "<test>", lambda _: 0)
+    data = {"fabric": "sf-q5", "defaults": {"platform": "frr", "link_speed": "100G"}}
+    expected = _pyyaml({**data, **topology_wiring(topology)})
+    monkeypatch.setattr(yaml, "dump", refuse)
+    assert dump_block_yaml({**data, **topology_wiring(topology)}) == expected
