@@ -50,3 +50,50 @@ def test_syntax_errors_keep_pythons_message(tmp_path: Path) -> None:
     # PyYAML's wording; libyaml would say "did not find expected ',' or ']'".
     assert "while parsing a flow sequence" not in caught.value.errors[0].message
     assert caught.value.errors[0].message.startswith("YAML syntax error: expected ',' or ']'")
+
+
+@pytest.mark.parametrize("path", INVENTORIES, ids=lambda p: p.name)
+def test_the_event_path_gives_what_the_node_path_gives(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    fast = yaml_source._from_events(text, str(path))
+    assert fast is not None, "a plain inventory should not need the node path"
+    assert (fast[0], fast[1].lines) == _load_with(yaml_source._BoundedLoader, path)
+
+
+TYPED = """\
+fabric: x
+a: 1
+b: 1.5
+c: yes
+d: null
+e:
+f: '1'
+g: 2024-01-01
+h: [1, "two", 0x1f, .inf]
+1: key
+"""
+
+
+def test_the_event_path_types_scalars_like_safe_load(tmp_path: Path) -> None:
+    path = tmp_path / "typed.yaml"
+    path.write_text(TYPED, encoding="utf-8")
+    fast = yaml_source._from_events(TYPED, str(path))
+    assert fast is not None
+    assert (fast[0], fast[1].lines) == _load_with(yaml_source._BoundedLoader, path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 1\nb: *x\n",  # aliases: counted on the node path
+        "a: 1\na: 2\n",  # duplicate key: reported on the node path
+        "a: !!str 1\n",  # explicit tag
+        "<<: {a: 1}\n",  # merge key
+        "? [a]\n: 1\n",  # complex key
+        "a: 1\n---\nb: 2\n",  # two documents
+        "",
+        "a: [1\n",  # syntax error: PyYAML's message on the node path
+    ],
+)
+def test_anything_unusual_takes_the_node_path(text: str) -> None:
+    assert yaml_source._from_events(text, "x.yaml") is None

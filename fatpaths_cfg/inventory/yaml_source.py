@@ -10,7 +10,8 @@ values actually written, because only aliases can make a small file expand into 
 
 libyaml scans and parses where PyYAML was built with it (ten times faster on a 10k-host
 inventory); composing stays in Python so the depth cap and alias tracking hold either way, and
-a file libyaml refuses is parsed again in Python for PyYAML's familiar error message.
+a file libyaml refuses is parsed again in Python for PyYAML's familiar error message. Plain
+documents skip the node tree altogether (`yaml_events`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
 from fatpaths_cfg.errors import UserError, UserErrors
+from fatpaths_cfg.inventory.yaml_events import build_from_events
 
 PathKey = tuple[str | int, ...]
 
@@ -350,10 +352,29 @@ def _python_compose(text: str, file: str) -> tuple[yaml.Node | None, set[int]]:
         raise UserErrors.single(file, "", f"YAML syntax error: {exc}") from None
 
 
+def _from_events(text: str, file: str) -> tuple[Any, SourceMap] | None:
+    """A plain document built straight from libyaml's events; None when it needs nodes."""
+    if _libyaml_loader() is None or Reader.NON_PRINTABLE.search(text):
+        return None
+    from yaml._yaml import CParser
+
+    try:
+        built = build_from_events(CParser(text), MAX_NESTING)
+    except yaml.YAMLError:
+        return None
+    if built is None:
+        return None
+    value, lines = built
+    return value, SourceMap(file, lines)
+
+
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Parse `path`; raise UserErrors naming the line of any syntax error or hostile content."""
     file = str(path)
     text = _decode(_read_capped(path, file), file)
+    fast = _from_events(text, file)
+    if fast is not None:
+        return fast
     node, aliased = _compose(text, file)
     if node is None:
         raise UserErrors.single(file, "", "the file is empty", "an inventory mapping", line=1)
