@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from typer.core import TyperGroup, TyperOption
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
 
@@ -33,16 +33,42 @@ def _untype_tree(command: Any, ctx: Any) -> None:
 
 
 class FatpathsGroup(TyperGroup):
-    """The root command; it and every command below it show their switches untyped."""
+    """The root command; it and every command below it show their switches untyped.
+
+    Feature areas' commands are imported only when run (or asked for their own help): the
+    command list shows their one-line help from `commands.FEATURE_COMMANDS`.
+    """
+
+    listing = False
 
     def get_params(self, ctx: Any) -> Any:
         return _untype_switches(super().get_params(ctx))
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        from fatpaths_cfg.commands import COMMAND_ORDER, FEATURE_COMMANDS
+
+        names = [*super().list_commands(ctx), *FEATURE_COMMANDS]
+        rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
+        return sorted(dict.fromkeys(names), key=lambda name: rank.get(name, len(rank)))
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        from fatpaths_cfg.commands import FEATURE_COMMANDS, feature_command
+
         command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in FEATURE_COMMANDS:
+            if self.listing:
+                return TyperCommand(cmd_name, short_help=FEATURE_COMMANDS[cmd_name][1])
+            command = self.commands[cmd_name] = feature_command(cmd_name)
         if command is not None:
             _untype_tree(command, ctx)
         return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
 
 
 def _version(value: bool) -> None:

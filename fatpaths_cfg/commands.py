@@ -9,16 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
-import yaml
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from fatpaths_cfg import api
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.errors import UserErrors, printed_lines
 
@@ -76,6 +67,16 @@ def compile_command(
     ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from fatpaths_cfg import api
+
     platforms, switches = _name_list(platform), _name_list(limit)
     columns = (
         SpinnerColumn(),
@@ -124,6 +125,9 @@ def topo_generate(
     ),
 ) -> None:
     """Write a wiring inventory for a generated topology."""
+    import yaml
+
+    from fatpaths_cfg.block_yaml import dump_block_yaml
     from fatpaths_cfg.inventory.expand import run_generator, topology_wiring
     from fatpaths_cfg.output import write_owned_file
 
@@ -145,7 +149,7 @@ def topo_generate(
         **topology_wiring(topology),
     }
     header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"
-    text = header + yaml.safe_dump(data, sort_keys=False, width=120)
+    text = header + dump_block_yaml(data)
     run_or_exit(lambda: write_owned_file(out, text, GENERATED_INVENTORY, force))
     console.print(
         f"wrote {out}: {len(topology.switch_names)} switches, "
@@ -162,6 +166,7 @@ def topo_show(
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
+    from fatpaths_cfg import api
     from fatpaths_cfg.topology_stats import topology_stats
 
     _, fabric = run_or_exit(lambda: api.load_fabric(inventory))
@@ -221,16 +226,32 @@ def add_commands(app: typer.Typer) -> None:
     topo.command("show", short_help="Print the figures of a topology.")(topo_show)
     topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
     app.add_typer(topo, name="topo")
-    for module_name in FEATURE_MODULES:
-        importlib.import_module(module_name).add_commands(app)
+    # Feature areas (below) are imported when one of their commands runs: the command line
+    # starts in a fraction of the time numpy, scipy and the simulator take to import.
 
 
-# Feature areas that contribute their own commands (verify, lab, simulate, ...).
-FEATURE_MODULES: tuple[str, ...] = (
-    "fatpaths_cfg.analysis.commands",
-    "fatpaths_cfg.sim.commands",
-    "fatpaths_cfg.lab.commands",
-    "fatpaths_cfg.verify.commands",
-    "fatpaths_cfg.deploy.commands",
-    "fatpaths_cfg.sweep.commands",
+# Feature areas that contribute their own commands through `add_commands(app)`: the command
+# name, the module, and the one line the command list shows without importing the module.
+FEATURE_COMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("fatpaths_cfg.analysis.commands", "Measure path diversity and throughput."),
+    "simulate": ("fatpaths_cfg.sim.commands", "Simulate flows on a compiled fabric."),
+    "verify": ("fatpaths_cfg.verify.commands", "Prove the configs forward every layer."),
+    "deploy": ("fatpaths_cfg.deploy.commands", "Push compiled configs to the switches."),
+    "lab": ("fatpaths_cfg.lab.commands", "Run a compiled fabric in network namespaces."),
+    "discover": ("fatpaths_cfg.deploy.commands", "Write the wiring LLDP reports."),
+    "sweep": ("fatpaths_cfg.sweep.commands", "Run a parameter grid on Dask."),
+    "tune": ("fatpaths_cfg.sweep.commands", "Pick layers within hardware limits."),
+}
+# The order `fatpaths --help` lists commands in (typer's: plain commands, then groups).
+COMMAND_ORDER = (
+    "compile", "schema", "analyze", "simulate", "verify", "deploy", "discover", "sweep", "tune",
+    "topo", "lab",
 )
+
+
+def feature_command(name: str) -> Any:
+    """The click command `name` of a feature area, importing that area now."""
+    module_name, _ = FEATURE_COMMANDS[name]
+    app = typer.Typer()
+    importlib.import_module(module_name).add_commands(app)
+    return typer.main.get_group(app).commands[name]

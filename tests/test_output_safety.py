@@ -17,6 +17,8 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.output import OUTPUT_MARKER, OutputTree
 
+REPO = Path(__file__).resolve().parent.parent
+
 HAND6 = Path(__file__).resolve().parent.parent / "inventories" / "hand-6.yaml"
 
 
@@ -270,3 +272,26 @@ def test_single_file_outputs_overwrite_only_their_own(tmp_path: Path, argv: list
     assert forced.exit_code == 0
     assert mine.read_text() == ours.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.yaml", "ours.out"]
+
+
+def test_the_same_bytes_under_two_names_are_one_hard_linked_file(tmp_path: Path) -> None:
+    tree = OutputTree()
+    config = b"ip route 10.0.0.0/29 172.16.0.1\n" * 1000
+    tree.add_bytes("configs/frr/s1/frr.conf", config)
+    tree.add_bytes("batfish/sonic_configs/s1/frr.conf", config)
+    # Equal but distinct bytes are written apart: only a deliberate reuse is linked.
+    tree.add_bytes("configs/frr/s2/frr.conf", bytes(bytearray(config)))
+    tree.commit(tmp_path / "out")
+    first = (tmp_path / "out/configs/frr/s1/frr.conf").stat()
+    assert (tmp_path / "out/batfish/sonic_configs/s1/frr.conf").stat().st_ino == first.st_ino
+    assert first.st_nlink == 2
+    assert (tmp_path / "out/configs/frr/s2/frr.conf").stat().st_nlink == 1
+    assert (tmp_path / "out/batfish/sonic_configs/s1/frr.conf").read_bytes() == config
+
+
+def test_a_compile_links_the_snapshots_frr_conf_to_the_rendered_one(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    api.compile_to_directory(REPO / "inventories" / "slimfly-q5.yaml", out)
+    rendered = out / "configs/frr/sf-0-0-0/frr.conf"
+    snapshot = out / "batfish/sonic_configs/sf-0-0-0/frr.conf"
+    assert snapshot.stat().st_ino == rendered.stat().st_ino

@@ -1,6 +1,7 @@
 """The containerlab topology of a compiled fabric: `OUT/lab/<fabric>.clab.yml`.
 
-Built as Python data and dumped with PyYAML. Every node runs with `network-mode: none`, so the
+Built as Python data and dumped as the block YAML PyYAML would write (`block_yaml`, fast for
+the 100k-node files of large fabrics). Every node runs with `network-mode: none`, so the
 only paths between nodes are the fabric's own links: a management network would be a shortcut
 that hides a broken layer. Config files are bound from the compiled output by relative path
 (containerlab resolves binds relative to the topology file, which sits in `OUT/lab/`).
@@ -13,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fatpaths_cfg.block_yaml import dump_block_yaml
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Switch
@@ -137,7 +137,7 @@ def clab_yaml(fabric: Fabric, images: ClabImages, source: str = "fabric.json") -
         f"# containerlab topology of fabric {fabric.name}, written by fatpaths.\n"
         f"# Deploy from this directory: containerlab deploy -t {fabric.name}.clab.yml\n"
     )
-    body = yaml.safe_dump(build_clab(fabric, images, source), sort_keys=False, width=120)
+    body = dump_block_yaml(build_clab(fabric, images, source))
     return header + body
 
 

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
@@ -55,6 +53,9 @@ class LayerError(Exception):
 def is_connected(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
     if nr <= 1:
         return True
+    import scipy.sparse as sp  # a tenth of a second: only layer building pays it
+    from scipy.sparse.csgraph import connected_components
+
     kept = edges[mask]
     graph = sp.csr_matrix(
         (np.ones(len(kept), dtype=np.int8), (kept[:, 0], kept[:, 1])), shape=(nr, nr)
@@ -108,6 +109,9 @@ def up_down_order(
     pair. Sharing one order across layers keeps even their union free of down->up turns, so
     all layers fit in one lossless (PFC) class.
     """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
     graph = sp.csr_matrix(
         (
             np.ones(2 * len(edges), dtype=np.int8),

@@ -1,0 +1,123 @@
+"""The fast path of inventory loading: values built straight from libyaml's events.
+
+A generated Slim Fly q=19 inventory is 270k events; composing them into PyYAML nodes and
+walking those again costs seconds in Python. Plain documents (no anchors, aliases, explicit
+tags, merge or duplicate keys, complex keys, and nesting well under the cap) are built here in
+one pass, with the line of every value and key recorded exactly as the node builder records
+them. Anything else returns None and takes the node path, which handles (and reports) it all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
+
+PathKey = tuple[str | int, ...]
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _NodePath(Exception):
+    """The document needs the node path."""
+
+
+class _Scalars:
+    """YAML 1.1 safe typing of plain scalars, as SafeLoader gives it: the resolver's own table
+    decides the tag, the safe constructor builds the value."""
+
+    def __init__(self) -> None:
+        self.constructor = SafeConstructor()
+        self.table = Resolver.yaml_implicit_resolvers
+
+    def value(self, event: Any) -> Any:
+        if event.anchor is not None or event.tag not in (None, "!"):
+            raise _NodePath
+        text = event.value
+        if not event.implicit[0] or event.tag == "!":
+            return text
+        tag = self.tag(text)
+        if tag == _STR:
+            return text
+        if tag == _MERGE:
+            raise _NodePath
+        return self.constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)
+
+    def tag(self, text: str) -> str:
+        for tag, pattern in self.table.get(text[0] if text else "", ()):
+            if pattern.match(text):
+                return str(tag)
+        return _STR
+
+
+def build_from_events(parser: Any, max_nesting: int) -> tuple[Any, dict[PathKey, int]] | None:
+    """(value, line of every path) of a single plain document, or None for the node path.
+
+    `parser` yields libyaml events (`get_event`); syntax errors propagate as YAMLError.
+    """
+    try:
+        return _Events(parser, max_nesting).document()
+    except _NodePath:
+        return None
+
+
+def _line(event: Any) -> int:
+    return int(event.start_mark.line) + 1
+
+
+class _Events:
+    def __init__(self, parser: Any, max_nesting: int) -> None:
+        self.parser = parser
+        self.max_nesting = max_nesting
+        self.lines: dict[PathKey, int] = {}
+        self.scalars = _Scalars()
+
+    def next(self) -> Any:
+        event = self.parser.get_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _NodePath
+        return event
+
+    def document(self) -> tuple[Any, dict[PathKey, int]] | None:
+        self.next()  # stream start
+        event = self.next()
+        if isinstance(event, yaml.StreamEndEvent):
+            return None  # empty: the node path says so
+        value = self.value(self.next(), ())
+        self.next()  # document end
+        if not isinstance(self.next(), yaml.StreamEndEvent):
+            raise _NodePath  # several documents: the node path reports it
+        return value, self.lines
+
+    def value(self, event: Any, path: PathKey) -> Any:
+        if len(path) + 1 >= self.max_nesting:
+            raise _NodePath
+        self.lines.setdefault(path, _line(event))
+        if isinstance(event, yaml.ScalarEvent):
+            return self.scalars.value(event)
+        if event.anchor is not None or event.tag not in (None, "!"):
+            raise _NodePath
+        if isinstance(event, yaml.SequenceStartEvent):
+            return self.sequence(path)
+        return self.mapping(path)
+
+    def sequence(self, path: PathKey) -> list[Any]:
+        items: list[Any] = []
+        while not isinstance(event := self.next(), yaml.SequenceEndEvent):
+            items.append(self.value(event, (*path, len(items))))
+        return items
+
+    def mapping(self, path: PathKey) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        while not isinstance(event := self.next(), yaml.MappingEndEvent):
+            if not isinstance(event, yaml.ScalarEvent):
+                raise _NodePath
+            key = str(self.scalars.value(event))
+            if key in result:
+                raise _NodePath
+            child = (*path, key)
+            self.lines.setdefault(child, _line(event))
+            result[key] = self.value(self.next(), child)
+        return result
