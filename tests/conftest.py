@@ -66,7 +66,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if any(item.get_closest_marker("clab") for item in items):
         why = clab_engine_missing()
         if why is not None:
-            _deselect(config, items, "clab", f"{why} (containerlab deploys need both)")
+            _deselect(
+                config, items, "clab", f"{why} (they need root, a Docker engine and containerlab)"
+            )
 
 
 _DESELECTED = pytest.StashKey[list[str]]()
@@ -75,7 +77,9 @@ _DESELECTED = pytest.StashKey[list[str]]()
 def pytest_report_header(config: pytest.Config) -> str:
     schema = clab_schema_path()
     found = "found" if schema.is_file() else "missing: tests marked clab_schema are deselected"
-    return f"containerlab schema: {schema} ({found})"
+    engine = clab_engine_missing()
+    clab = "available" if engine is None else f"{engine}: tests marked clab are deselected"
+    return f"containerlab schema: {schema} ({found}); containerlab engine: {clab}"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
