@@ -169,8 +169,6 @@ def add_commands(app: typer.Typer) -> None:
     lab.command("repair", short_help="Bring failed links back up.")(lab_repair)
     lab.command("down", short_help="Remove exactly what `lab up` created.")(lab_down)
     lab.command("clab", short_help="Write a containerlab topology.")(lab_clab)
-    lab.command("image", short_help="Build the containerlab images from Debian packages.")(
-        lab_image
-    )
+    lab.command("image", short_help="Build the containerlab images.")(lab_image)
     lab.command("mptcp", short_help="Show MPTCP surviving a link failure.")(lab_mptcp)
     app.add_typer(lab, name="lab")
