@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,30 +29,59 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without the schema, its tests are deselected, openly (never skipped as if they passed)."""
-    if clab_schema_path().is_file():
-        return
-    deselected = [item for item in items if item.get_closest_marker("clab_schema")]
+def clab_engine_missing() -> str | None:
+    """Why tests marked `clab` cannot run here, or None if they can."""
+    if os.geteuid() != 0:
+        return "not root"
+    if shutil.which("containerlab") is None:
+        return "containerlab is not installed"
+    if shutil.which("docker") is None:
+        return "docker is not installed"
+    done = subprocess.run(["docker", "info"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return "`docker info` failed (no Docker engine running)"
+    return None
+
+
+def _deselect(config: pytest.Config, items: list[pytest.Item], marker: str, why: str) -> None:
+    deselected = [item for item in items if item.get_closest_marker(marker)]
     if deselected:
-        items[:] = [item for item in items if not item.get_closest_marker("clab_schema")]
+        items[:] = [item for item in items if not item.get_closest_marker(marker)]
         config.hook.pytest_deselected(items=deselected)
-        config.stash[_DESELECTED] = len(deselected)
+        config.stash.setdefault(_DESELECTED, []).append(
+            f"deselected {len(deselected)} {marker} tests: {why}"
+        )
 
 
-_DESELECTED = pytest.StashKey[int]()
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests whose tools are missing are deselected, openly (never skipped as if they passed)."""
+    if not clab_schema_path().is_file():
+        _deselect(
+            config,
+            items,
+            "clab_schema",
+            f"containerlab's schema is not at {clab_schema_path()} "
+            "(set FATPATHS_CLAB_SCHEMA to its path to run them)",
+        )
+    if any(item.get_closest_marker("clab") for item in items):
+        why = clab_engine_missing()
+        if why is not None:
+            _deselect(
+                config, items, "clab", f"{why} (they need root, a Docker engine and containerlab)"
+            )
+
+
+_DESELECTED = pytest.StashKey[list[str]]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     schema = clab_schema_path()
     found = "found" if schema.is_file() else "missing: tests marked clab_schema are deselected"
-    return f"containerlab schema: {schema} ({found})"
+    engine = clab_engine_missing()
+    clab = "available" if engine is None else f"{engine}: tests marked clab are deselected"
+    return f"containerlab schema: {schema} ({found}); containerlab engine: {clab}"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    count = terminalreporter.config.stash.get(_DESELECTED, 0)
-    if count:
-        terminalreporter.write_line(
-            f"deselected {count} clab_schema tests: containerlab's schema is not at "
-            f"{clab_schema_path()} (set FATPATHS_CLAB_SCHEMA to its path to run them)"
-        )
+    for line in terminalreporter.config.stash.get(_DESELECTED, []):
+        terminalreporter.write_line(line)

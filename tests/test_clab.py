@@ -135,4 +135,23 @@ def test_compile_writes_a_valid_topology(
 def test_compile_writes_default_images_and_no_management_network(tmp_path: Path) -> None:
     first_switch, topo = compiled_topology(tmp_path)
     assert topo["topology"]["nodes"][first_switch]["image"] == ClabImages().frr
-    assert topo["mgmt"]["network"] == "none"
+    # `network: none` names Docker's built-in network, which containerlab cannot attach to.
+    assert topo["mgmt"] == {"skip-when-unused": True}
+
+
+def test_lab_images_are_tagged_as_the_topology_names_them_and_hash_their_recipe() -> None:
+    from dataclasses import replace
+
+    from fatpaths_cfg.lab.images import recipes
+
+    switch, host = recipes()
+    assert (switch.tag, host.tag) == (ClabImages().frr, ClabImages().host)
+    assert {"frr", "frr-pythontools", "iproute2", "lldpd", "openssh-server"} <= set(
+        switch.packages
+    )
+    assert {"iproute2", "iputils-ping", "traceroute", "python3-minimal"} <= set(host.packages)
+    # Same recipe, same hash (no rebuild); any change to it, a new one.
+    assert recipes()[0].digest == switch.digest
+    assert replace(switch, packages=(*switch.packages, "tcpdump")).digest != switch.digest
+    assert replace(switch, start=switch.start + "\n").digest != switch.digest
+    assert replace(switch, suite="trixie").digest != switch.digest

@@ -27,8 +27,9 @@ CONFIG_ROOT = "/fatpaths"
 
 @dataclass(frozen=True)
 class ClabImages:
-    frr: str = "quay.io/frrouting/frr:8.4.4"
-    host: str = "wbitt/network-multitool:latest"
+    # Built locally from Debian packages by `fatpaths lab image` (no registry needed).
+    frr: str = "fatpaths/frr:bookworm"
+    host: str = "fatpaths/host:bookworm"
     sonic: str = "docker-sonic-vs:latest"
     ceos: str = "ceos:4.32.0F"
 
@@ -117,8 +118,9 @@ def build_clab(fabric: Fabric, images: ClabImages, source: str = "fabric.json") 
     ]
     return {
         "name": re.sub(r"[^a-zA-Z0-9-._]", "-", f"fatpaths-{fabric.name}"),
-        # No management network: the fabric's links are the only way between nodes.
-        "mgmt": {"network": "none"},
+        # No management network: the fabric's links are the only way between nodes. (`network:
+        # none` would name Docker's built-in network, which has no bridge to attach to.)
+        "mgmt": {"skip-when-unused": True},
         "topology": {
             "defaults": {"network-mode": "none"},
             "nodes": nodes,

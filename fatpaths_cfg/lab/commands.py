@@ -13,13 +13,30 @@ console = make_console()
 OUT_ARG = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")
 
 
-def lab_up(out: Path = OUT_ARG) -> None:
-    """Run the compiled fabric in network namespaces with FRR (needs root)."""
+def lab_up(
+    out: Path = OUT_ARG,
+    engine: str = typer.Option(
+        "netns",
+        "--engine",
+        help="netns: namespaces and FRR made by the lab; clab: containerlab deploys "
+        "OUT/lab/<fabric>.clab.yml (images from `fatpaths lab image`).",
+    ),
+) -> None:
+    """Run the compiled fabric in network namespaces with FRR, or in containerlab (needs root)."""
     from fatpaths_cfg.lab.lifecycle import up
 
     with console.status("lab up") as status:
-        summary = run_or_exit(lambda: up(out, lambda text: status.update(f"lab up: {text}")))
+        summary = run_or_exit(
+            lambda: up(out, lambda text: status.update(f"lab up: {text}"), engine)
+        )
     figures = ", ".join(f"{k} {v} s" for k, v in summary.timings.items() if k != "total")
+    if summary.engine == "clab":
+        console.print(
+            f"lab up (containerlab): {summary.switches} switches, {summary.hosts} hosts, "
+            f"{summary.veths} links, FRR up in {summary.daemons} switches, every compiled "
+            f"route installed, in {summary.seconds} s ({figures})"
+        )
+        return
     console.print(
         f"lab up: {summary.switches} switches, {summary.hosts} hosts, {summary.veths} veth "
         f"pairs, {summary.daemons} FRR daemons in {summary.seconds} s ({figures})"
@@ -76,6 +93,12 @@ def lab_down(out: Path = OUT_ARG) -> None:
     if summary is None:
         console.print(f"no lab state in {out / 'lab'}: nothing to remove", markup=False)
         return
+    if summary.engine == "clab":
+        console.print(
+            f"lab down (containerlab): containers destroyed, {summary.namespaces} namespace "
+            "names detached"
+        )
+        return
     console.print(
         f"lab down: {summary.namespaces} namespaces deleted, {summary.daemons} daemons "
         f"stopped, {summary.stray_processes} stray processes ended"
@@ -84,8 +107,8 @@ def lab_down(out: Path = OUT_ARG) -> None:
 
 def lab_clab(
     out: Path = OUT_ARG,
-    frr_image: str = typer.Option("quay.io/frrouting/frr:8.4.4", help="Image of frr switches."),
-    host_image: str = typer.Option("wbitt/network-multitool:latest", help="Image of hosts."),
+    frr_image: str = typer.Option("fatpaths/frr:bookworm", help="Image of frr switches."),
+    host_image: str = typer.Option("fatpaths/host:bookworm", help="Image of hosts."),
     sonic_image: str = typer.Option("docker-sonic-vs:latest", help="Image of sonic switches."),
     ceos_image: str = typer.Option("ceos:4.32.0F", help="Image of eos switches."),
 ) -> None:
@@ -95,6 +118,34 @@ def lab_clab(
     images = ClabImages(frr_image, host_image, sonic_image, ceos_image)
     path = run_or_exit(lambda: write_clab(out, images))
     console.print(f"wrote {path}", markup=False)
+
+
+def lab_image(
+    force: bool = typer.Option(False, "--force", help="Rebuild even if the recipe is unchanged."),
+    frr_image: str = typer.Option("fatpaths/frr:bookworm", help="Tag of the switch image."),
+    host_image: str = typer.Option("fatpaths/host:bookworm", help="Tag of the host image."),
+    suite: str = typer.Option("bookworm", help="Debian suite."),
+    mirror: str = typer.Option("http://deb.debian.org/debian", help="Debian mirror."),
+) -> None:
+    """Build the containerlab images from Debian packages (debootstrap + docker import)."""
+    from fatpaths_cfg.lab.clab import ClabImages
+    from fatpaths_cfg.lab.images import build_images
+
+    images = ClabImages(frr=frr_image, host=host_image)
+    with console.status("lab image: debootstrap") as status:
+        results = run_or_exit(
+            lambda: build_images(
+                images, force, suite, mirror, lambda t: status.update(f"lab image: {t}")
+            )
+        )
+    for result in results:
+        recipe = result.recipe
+        what = f"built in {result.seconds} s" if result.built else "up to date"
+        console.print(
+            f"{recipe.tag}: {what} (recipe {recipe.digest}; {recipe.suite}: "
+            f"{' '.join(recipe.packages)})",
+            markup=False,
+        )
 
 
 def lab_mptcp(
@@ -118,5 +169,6 @@ def add_commands(app: typer.Typer) -> None:
     lab.command("repair", short_help="Bring failed links back up.")(lab_repair)
     lab.command("down", short_help="Remove exactly what `lab up` created.")(lab_down)
     lab.command("clab", short_help="Write a containerlab topology.")(lab_clab)
+    lab.command("image", short_help="Build the containerlab images.")(lab_image)
     lab.command("mptcp", short_help="Show MPTCP surviving a link failure.")(lab_mptcp)
     app.add_typer(lab, name="lab")

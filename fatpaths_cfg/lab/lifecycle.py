@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.lab import frr
+from fatpaths_cfg.lab import clab_engine, frr
 from fatpaths_cfg.lab.names import RUNTIME_ROOT
 from fatpaths_cfg.lab.netns import (
     LabCommandError,
@@ -79,6 +79,10 @@ class UpSummary:
     daemons: int
     seconds: float
     timings: dict[str, float]
+    engine: str = "netns"
+
+
+ENGINES = ("netns", "clab")
 
 
 def _require_root() -> None:
@@ -92,7 +96,11 @@ def _runtime_dir(plan: LabPlan) -> Path:
     return RUNTIME_ROOT / plan.lab
 
 
-def up(out: Path, progress: Progress = _quiet) -> UpSummary:
+def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSummary:
+    if engine not in ENGINES:
+        raise UserErrors.single(
+            "--engine", "", f"unknown lab engine {engine!r}", f"use one of {', '.join(ENGINES)}"
+        )
     plan = build_plan(out)
     _require_root()
     if load_state(plan.state_file) is not None:
@@ -112,6 +120,8 @@ def up(out: Path, progress: Progress = _quiet) -> UpSummary:
             f"namespace {clash[0]} exists but no lab state records it",
             f"remove it by hand (`ip netns del {clash[0]}`) if it is a leftover",
         )
+    if engine == "clab":
+        return _up_clab(out, plan, namespaces, progress)
     if any(n.platform == "frr" for n in plan.switches) and not frr.frr_available():
         raise UserErrors.single(
             str(frr.FRR_DIR), "", "FRR (zebra, staticd) is not installed", "apt-get install frr"
@@ -182,6 +192,65 @@ def up(out: Path, progress: Progress = _quiet) -> UpSummary:
     )
 
 
+def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress) -> UpSummary:
+    """containerlab deploys the emitted topology (its `exec` runs each node's compiled script);
+    the lab then attaches the containers' namespaces and waits for every compiled route."""
+    path = clab_engine.check_engine(plan)
+    topo_name = str(clab_engine.load_topology(path)["name"])
+    state = LabState(plan.lab, plan.name, str(out.resolve()), "", engine="clab")
+    state.clab_topology = str(path.resolve())
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+
+    def step(name: str, begun: float) -> None:
+        timings[name] = round(time.monotonic() - begun, 2)
+        state.timings = dict(timings)
+        state.save(plan.state_file)
+
+    _raise_neighbour_limits(plan, state)
+    state.namespaces = namespaces
+    state.save(plan.state_file)
+    begun = time.monotonic()
+    progress(f"containerlab deploy of {len(namespaces)} nodes")
+    clab_engine.deploy(path)
+    step("deploy", begun)
+
+    begun = time.monotonic()
+    progress("attaching container namespaces")
+    clab_engine.attach_namespaces(plan, topo_name)
+    host_ports: dict[int, list[str]] = {}
+    for host in plan.hosts:
+        host_ports.setdefault(host.switch, []).append(host.switch_ifname)
+
+    def prelude(node: SwitchNode) -> None:
+        # Proxy ARP answers hosts after `proxy_delay` (up to 0.8 s) unless told not to wait.
+        delays = "".join(
+            f"sysctl -qw net.ipv4.neigh.{port}.proxy_delay=0; "
+            for port in host_ports.get(node.index, [])
+        )
+        run(in_netns(node.netns, ["sh", "-c", _SWITCH_PRELUDE + delays]))
+
+    parallel(prelude, plan.switches)
+    parallel(lambda h: run(in_netns(h.netns, ["sh", "-c", _HOST_PRELUDE])), plan.hosts)
+    step("attach", begun)
+
+    begun = time.monotonic()
+    frr.wait_for_routes(
+        plan.switches, on_wait=lambda n: progress(f"waiting for routes on {n} switches")
+    )
+    _check_forwarding(plan.switches)
+    step("routes", begun)
+    state.phase = "up"
+    timings["total"] = round(time.monotonic() - started, 2)
+    state.timings = timings
+    state.save(plan.state_file)
+    frr_nodes = sum(1 for n in plan.switches if n.platform == "frr")
+    pairs = len(plan.links) + len(plan.uplinks)
+    return UpSummary(
+        len(plan.switches), len(plan.hosts), pairs, frr_nodes, timings["total"], timings, "clab"
+    )
+
+
 def _apply_switch(node: SwitchNode) -> None:
     script = str(node.setup_script)
     run(in_netns(node.netns, ["sh", "-c", _SWITCH_PRELUDE + 'exec sh "$0"', script]))
@@ -203,6 +272,7 @@ class DownSummary:
     namespaces: int
     daemons: int
     stray_processes: int
+    engine: str = "netns"
 
 
 def down(out: Path, progress: Progress = _quiet) -> DownSummary | None:
@@ -212,6 +282,13 @@ def down(out: Path, progress: Progress = _quiet) -> DownSummary | None:
     state = load_state(state_file)
     if state is None:
         return None
+    if state.engine == "clab":
+        detached = clab_engine.detach_namespaces(state.namespaces)
+        progress("containerlab destroy")
+        clab_engine.destroy(Path(state.clab_topology))
+        _restore_sysctls(state)
+        state_file.unlink()
+        return DownSummary(detached, 0, 0, "clab")
     progress(f"stopping {len(state.daemons)} daemons")
     stopped = sum(parallel(frr.stop_daemon, state.daemons))
     ours = [ns for ns in state.namespaces if ns in existing_netns()]

@@ -32,6 +32,10 @@ class LabState:
     out: str
     runtime_dir: str
     phase: str = "creating"
+    # "netns": namespaces, veths and FRR made by the lab itself; "clab": containers deployed by
+    # containerlab from `clab_topology`, their namespaces attached under the lab's names.
+    engine: str = "netns"
+    clab_topology: str = ""
     namespaces: list[str] = field(default_factory=list)
     veths: list[list[str]] = field(default_factory=list)
     daemons: list[DaemonRecord] = field(default_factory=list)
