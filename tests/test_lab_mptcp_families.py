@@ -101,10 +101,12 @@ def _connection_subflows(plan: LabPlan, version: int, port: int) -> set[str]:
         assert receiver.stdout is not None
         receiver.stdout.readline()
         sender = subprocess.Popen(
-            in_netns(client.netns, [*python, "client", str(version), first, str(port), "3"])
+            in_netns(client.netns, [*python, "client", str(version), first, str(port), "8"])
         )
         peers: set[str] = set()
-        deadline = time.monotonic() + 2.5
+        # Generous: on a loaded machine an announcement can take seconds to become a subflow;
+        # the loop ends as soon as every layer's subflow is there.
+        deadline = time.monotonic() + 7.5
         while time.monotonic() < deadline and len(peers) < len(plan.layer_ids):
             peers |= _subflow_peers(client, port)
             time.sleep(0.1)
