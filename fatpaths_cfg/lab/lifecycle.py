@@ -177,16 +177,7 @@ def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSumma
         state.save(plan.state_file)
     step("frr", begun)
 
-    begun = time.monotonic()
-    frr.wait_for_routes(
-        plan.switches, on_wait=lambda n: progress(f"waiting for routes on {n} switches")
-    )
-    _check_forwarding(plan.switches)
-    step("routes", begun)
-    state.phase = "up"
-    timings["total"] = round(time.monotonic() - started, 2)
-    state.timings = timings
-    state.save(plan.state_file)
+    _finish_up(plan, state, timings, started, progress)
     return UpSummary(
         len(plan.switches), len(plan.hosts), len(pairs), len(records), timings["total"], timings
     )
@@ -234,21 +225,30 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
     parallel(lambda h: run(in_netns(h.netns, ["sh", "-c", _HOST_PRELUDE])), plan.hosts)
     step("attach", begun)
 
-    begun = time.monotonic()
-    frr.wait_for_routes(
-        plan.switches, on_wait=lambda n: progress(f"waiting for routes on {n} switches")
-    )
-    _check_forwarding(plan.switches)
-    step("routes", begun)
-    state.phase = "up"
-    timings["total"] = round(time.monotonic() - started, 2)
-    state.timings = timings
-    state.save(plan.state_file)
+    _finish_up(plan, state, timings, started, progress)
     frr_nodes = sum(1 for n in plan.switches if n.platform == "frr")
     pairs = len(plan.links) + len(plan.uplinks)
     return UpSummary(
         len(plan.switches), len(plan.hosts), pairs, frr_nodes, timings["total"], timings, "clab"
     )
+
+
+def _finish_up(
+    plan: LabPlan, state: LabState, timings: dict[str, float], started: float,
+    progress: Progress,
+) -> None:
+    """Both engines: the lab is up once every compiled route is installed and forwarding is
+    on; only then is that recorded in the state file."""
+    begun = time.monotonic()
+    frr.wait_for_routes(
+        plan.switches, on_wait=lambda n: progress(f"waiting for routes on {n} switches")
+    )
+    _check_forwarding(plan.switches)
+    timings["routes"] = round(time.monotonic() - begun, 2)
+    state.phase = "up"
+    timings["total"] = round(time.monotonic() - started, 2)
+    state.timings = timings
+    state.save(plan.state_file)
 
 
 def _apply_switch(node: SwitchNode) -> None:
