@@ -296,7 +296,7 @@ def convergence_command(
     )
     tree.add_bytes("convergence.png", convergence_plot(points, compiled.fabric.name))
     run_or_exit(lambda: tree.commit(target))
-    if m * 1 < n:
+    if m < n:
         print(f"warning: m={m} < n={n}: full-rate flows (p=1) cannot be routed without a bad link")
     print(f"wrote {target / 'convergence.json'} and {target / 'convergence.png'}")
 
