@@ -44,8 +44,15 @@ GOLDEN_CASES = {
     "hand6-v6": (GOLDEN / "hand6-v6.yaml", ["frr", "linux"]),
     "hand6-ecmp": (GOLDEN / "hand6-ecmp.yaml", ["frr", "linux"]),
     "hand6-acyclic": (GOLDEN / "hand6-acyclic.yaml", ["frr"]),
+    # One platform per case, so that the Batfish snapshot is that platform's own files.
+    "hand6-cumulus": (HAND6, ["cumulus"]),
+    "hand6-junos": (HAND6, ["junos"]),
+    "hand6-nxos": (HAND6, ["nxos"]),
 }
-ROUTE = re.compile(r"^ip route (?:replace )?(\S+) (?:via )?(\d+\.\d+\.\d+\.\d+)$")
+ROUTE = re.compile(
+    r"^(?:ip route (?:replace )?|set routing-options static route )"
+    r"(\S+) (?:via |next-hop )?(\d+\.\d+\.\d+\.\d+)$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +66,15 @@ def slimfly_files(slimfly: CompiledFabric) -> dict[str, bytes]:
 
 
 def _config_text(files: dict[str, bytes], platform: str, switch: str) -> str:
-    name = {"frr": f"{switch}/frr.conf", "sonic": f"{switch}/frr.conf"}.get(platform)
-    name = name or {"eos": f"{switch}.cfg", "linux": f"{switch}.sh"}[platform]
+    name = {
+        "frr": f"{switch}/frr.conf",
+        "sonic": f"{switch}/frr.conf",
+        "cumulus": f"{switch}/frr.conf",
+        "eos": f"{switch}.cfg",
+        "nxos": f"{switch}.cfg",
+        "junos": f"{switch}.set",
+        "linux": f"{switch}.sh",
+    }[platform]
     return files[f"configs/{platform}/{name}"].decode()
 
 

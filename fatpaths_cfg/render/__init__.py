@@ -13,13 +13,25 @@ from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.render.base import Platform
+from fatpaths_cfg.render.cumulus import CumulusPlatform
 from fatpaths_cfg.render.eos import EosPlatform
 from fatpaths_cfg.render.frr import FrrPlatform
+from fatpaths_cfg.render.junos import JunosPlatform
 from fatpaths_cfg.render.linux import LinuxPlatform
+from fatpaths_cfg.render.nxos import NxosPlatform
 from fatpaths_cfg.render.sonic import SonicPlatform
 
 PLATFORMS: dict[str, Platform] = {
-    p.name: p for p in (FrrPlatform(), SonicPlatform(), EosPlatform(), LinuxPlatform())
+    p.name: p
+    for p in (
+        FrrPlatform(),
+        SonicPlatform(),
+        EosPlatform(),
+        LinuxPlatform(),
+        CumulusPlatform(),
+        JunosPlatform(),
+        NxosPlatform(),
+    )
 }
 # Per-switch limit errors are capped so that a fabric far over a limit stays readable.
 MAX_LIMIT_ERRORS = 10
@@ -103,6 +115,11 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
                 f"{name} supports: {', '.join(platform.encodings)}",
             )
     over: list[str] = []
+    for s in render.switches:
+        switch = compiled.fabric.switches[s]
+        for name in render.platforms[s]:
+            over += [f"switch '{switch.name}': {problem}" for problem in
+                     PLATFORMS[name].port_problems(switch.ports)]
     for s in render.switches:
         switch = compiled.fabric.switches[s]
         for name in render.platforms[s]:

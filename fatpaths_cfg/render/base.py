@@ -90,6 +90,9 @@ class Platform(ABC):
     max_routes: ClassVar[int]  # static route entries (prefix, next hop) per switch
     max_vlans: ClassVar[int]
     max_static_macs: ClassVar[int]
+    # Batfish parses this platform's own files (cumulus, junos, nxos); otherwise the snapshot
+    # models the switch as eos or sonic (see render/batfish.py).
+    batfish_reads: ClassVar[bool] = False
 
     @abstractmethod
     def files(self, switch: str) -> tuple[str, ...]:
@@ -98,6 +101,18 @@ class Platform(ABC):
     @abstractmethod
     def render(self, view: SwitchView) -> dict[str, str]:
         """File contents keyed like `files(view.name)`."""
+
+    def port_name(self, port: str) -> str:
+        """The name the platform's config gives an inventory port."""
+        return port
+
+    def port_problems(self, ports: tuple[str, ...]) -> list[str]:
+        """Inventory ports the platform cannot name (none unless it renames ports)."""
+        return []
+
+    def snapshot(self, switch: str, files: dict[str, bytes]) -> dict[str, bytes]:
+        """The switch's files as Batfish reads them, relative to `batfish/configs/`."""
+        return files
 
     def template(self, view: SwitchView, name: str) -> str:
         return environment().get_template(f"{self.name}/{name}").render(view=view)

@@ -50,7 +50,8 @@ def render_into(
             for relative, data in rendered[name].items():
                 tree.add_bytes(f"configs/{name}/{relative}", data)
         snapshot = snapshot_format(platforms[0], plan.encoding)
-        for relative, data in _snapshot_files(view, snapshot, rendered).items():
+        files = PLATFORMS[snapshot].snapshot(view.name, _snapshot_files(view, snapshot, rendered))
+        for relative, data in files.items():
             tree.add_bytes(device_path(snapshot, relative), data)
         done += 1
         tick(done, total)
@@ -60,8 +61,13 @@ def render_into(
         tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
         done += 1
         tick(done, total)
+    def snapshot_port(switch: int, port: str) -> str:
+        platform = selection.platforms.get(switch, (fabric.switches[switch].platform,))[0]
+        return PLATFORMS[snapshot_format(platform, plan.encoding)].port_name(port)
+
     tree.add_json(
-        f"{ROOT}/batfish/layer1_topology.json", layer1_topology(fabric, set(range(fabric.nr)))
+        f"{ROOT}/batfish/layer1_topology.json",
+        layer1_topology(fabric, set(range(fabric.nr)), snapshot_port),
     )
 
 

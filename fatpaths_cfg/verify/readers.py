@@ -14,13 +14,16 @@ from pathlib import Path
 
 from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS, PortNaming
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, TrunkLine
+from fatpaths_cfg.verify.vendor_readers import read_cumulus_interfaces, read_junos_set, read_nxos
 
-PLATFORMS = ("frr", "sonic", "eos", "linux")
+PLATFORMS = ("frr", "sonic", "eos", "linux", "cumulus", "junos", "nxos")
 LOOPBACK = "lo"
 
 # FRR statements rendered around the routes that carry nothing to check.
 _FRR_INERT = (
+    "frr version ",
     "frr defaults ",
     "hostname ",
     "service integrated-vtysh-config",
@@ -256,6 +259,14 @@ class _SwitchReader:
                 self.address(port, address, line_of.get(key, 0))
 
 
+# Platforms whose configs name ports the vendor's way (render/native_ports.py).
+VENDOR_PORTS: dict[str, PortNaming] = {
+    "cumulus": CUMULUS_PORTS,
+    "junos": JUNOS_PORTS,
+    "nxos": NXOS_PORTS,
+}
+
+
 def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
     return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
 
@@ -266,6 +277,8 @@ def _read_switch(
     name = loaded.fabric.switches[switch].name
     kernel = platform in ("frr", "linux")
     ifnames = _ifname_map(loaded, switch) if kernel else {}
+    if platform in VENDOR_PORTS:
+        ifnames = VENDOR_PORTS[platform].names(loaded.fabric.switches[switch].ports)
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
     base = f"configs/{platform}"
     readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
@@ -279,6 +292,12 @@ def _read_switch(
             (f"{base}/{name}/frr.conf", reader.frr_routes),
             (f"{base}/{name}/config_db.json", reader.config_db),
         ],
+        "cumulus": [
+            (f"{base}/{name}/frr.conf", reader.frr_routes),
+            (f"{base}/{name}/interfaces", lambda r: read_cumulus_interfaces(reader, r)),
+        ],
+        "junos": [(f"{base}/{name}.set", lambda r: read_junos_set(reader, r))],
+        "nxos": [(f"{base}/{name}.cfg", lambda r: read_nxos(reader, r))],
     }
     files = readers[platform]
     if not all((out / relative).is_file() for relative, _ in files):
