@@ -114,12 +114,9 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
                 f"platform {name} does not support the {plan.encoding} encoding",
                 f"{name} supports: {', '.join(platform.encodings)}",
             )
-    over: list[str] = []
     for s in render.switches:
-        switch = compiled.fabric.switches[s]
-        for name in render.platforms[s]:
-            over += [f"switch '{switch.name}': {problem}" for problem in
-                     PLATFORMS[name].port_problems(switch.ports)]
+        _check_port_names(compiled, s, render.platforms[s], errors)
+    over: list[str] = []
     for s in render.switches:
         switch = compiled.fabric.switches[s]
         for name in render.platforms[s]:
@@ -148,6 +145,22 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
             f"... and {len(over) - MAX_LIMIT_ERRORS} more switches over a platform limit",
         )
     errors.raise_if_any()
+
+
+def _check_port_names(
+    compiled: CompiledFabric, s: int, platforms: tuple[str, ...], errors: ErrorCollector
+) -> None:
+    """Platforms that rename ports (junos `et-0/0/7`...) must find a distinct name for each."""
+    switch = compiled.fabric.switches[s]
+    for name in platforms:
+        for problem in PLATFORMS[name].port_problems(switch.ports)[:MAX_LIMIT_ERRORS]:
+            errors.add(
+                compiled.inventory_file or compiled.inventory_name,
+                compiled.line_of(("switches", s, "ports")),
+                f"switches[{s}].ports",
+                f"switch '{switch.name}': {problem}",
+                f"name the ports as {name} does, or with numbers (Ethernet7, Ethernet1/7)",
+            )
 
 
 def _platform_needs(

@@ -42,8 +42,8 @@ class PortNaming:
         for port in ports:
             name = self.name(port)
             if name is None:
-                shapes = " or ".join(f"{n} number(s)" for n in sorted(self.forms))
-                found.append(f"port '{port}' has no {self.vendor} name (needs {shapes})")
+                counts = " or ".join(str(n) for n in sorted(self.forms))
+                found.append(f"port '{port}' has no {self.vendor} name (it needs {counts} numbers)")
             elif name in taken:
                 found.append(
                     f"ports '{taken[name]}' and '{port}' both become {self.vendor} port {name}"
