@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, TrunkLine
 
-PLATFORMS = ("frr", "sonic", "eos", "linux")
 LOOPBACK = "lo"
 
 # FRR statements rendered around the routes that carry nothing to check.
@@ -260,33 +260,48 @@ def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
     return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
 
 
+# The readers platform descriptors name (`SwitchFile.reader`): each reads one rendered file.
+SwitchReader = _SwitchReader
+FileReader = Callable[[SwitchReader, str], None]
+
+
+def read_frr_routes(reader: SwitchReader, relative: str) -> None:
+    reader.frr_routes(relative)
+
+
+def read_iproute2_addresses(reader: SwitchReader, relative: str) -> None:
+    reader.shell(relative, routes=False)
+
+
+def read_iproute2(reader: SwitchReader, relative: str) -> None:
+    reader.shell(relative, routes=True)
+
+
+def read_eos(reader: SwitchReader, relative: str) -> None:
+    reader.eos(relative)
+
+
+def read_config_db(reader: SwitchReader, relative: str) -> None:
+    reader.config_db(relative)
+
+
 def _read_switch(
     parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
 ) -> bool:
     name = loaded.fabric.switches[switch].name
-    kernel = platform in ("frr", "linux")
-    ifnames = _ifname_map(loaded, switch) if kernel else {}
+    descriptor = PLATFORMS[platform]
+    ifnames = _ifname_map(loaded, switch) if descriptor.kernel else {}
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
-    base = f"configs/{platform}"
-    readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
-        "frr": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/interfaces.sh", lambda r: reader.shell(r, routes=False)),
-        ],
-        "linux": [(f"{base}/{name}.sh", lambda r: reader.shell(r, routes=True))],
-        "eos": [(f"{base}/{name}.cfg", reader.eos)],
-        "sonic": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/config_db.json", reader.config_db),
-        ],
-    }
-    files = readers[platform]
+    files: list[tuple[str, FileReader]] = [
+        (f"configs/{platform}/{file.at(name)}", resolve(file.reader))
+        for file in descriptor.files
+    ]
     if not all((out / relative).is_file() for relative, _ in files):
         return False
-    if kernel:
+    if descriptor.kernel:
         parsed.host_route_switches.add(name)
     for relative, read in files:
-        read(relative)
+        read(reader, relative)
     return True
 
 
