@@ -23,7 +23,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHM_NAMES
-from fatpaths_cfg.platforms import PLATFORMS
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 SAFE_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
 SAFE_PORT = r"^[A-Za-z][A-Za-z0-9/._-]{0,31}$"
@@ -99,7 +99,7 @@ class StrictModel(BaseModel):
 
 
 class Defaults(StrictModel):
-    platform: PlatformName = "frr"
+    platform: PlatformName = DEFAULT_PLATFORM
     link_speed: str | int | float = "100G"
     host_speed: str | int | float | None = None
     # Pace host traffic to this rate (tc on each host's uplink): the half-rate rule that lets

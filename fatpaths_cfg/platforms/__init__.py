@@ -11,18 +11,12 @@ from __future__ import annotations
 from fatpaths_cfg.platforms import eos, frr, linux, sonic
 from fatpaths_cfg.platforms.descriptor import Platform, SwitchFile, resolve
 
-__all__ = ["PLATFORMS", "Platform", "SwitchFile", "names", "platform", "resolve"]
+__all__ = ["DEFAULT_PLATFORM", "PLATFORMS", "Platform", "SwitchFile", "resolve"]
 
 # In the order help texts, the JSON Schema enum and verify reports list them.
 PLATFORMS: dict[str, Platform] = {
     module.PLATFORM.name: module.PLATFORM for module in (frr, sonic, eos, linux)
 }
 
-
-def names() -> tuple[str, ...]:
-    """The registered platform names (read at call time: tests register throwaway ones)."""
-    return tuple(PLATFORMS)
-
-
-def platform(name: str) -> Platform:
-    return PLATFORMS[name]
+# What a switch is when the inventory names no platform (what the namespace lab runs).
+DEFAULT_PLATFORM = "frr"

@@ -8,6 +8,7 @@ reads this package for the platform names, so nothing here may import a stage.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -135,7 +136,7 @@ class Platform:
     kernel:    it forwards in the Linux kernel: its files name ports by `render.ifnames`'
                kernel rule and hold a route per host (verify reads both back).
     snapshot:  how Batfish reads it (see `Snapshot`).
-    clab:      its containerlab node (see `ClabNode`).
+    clab:      its containerlab node (see `ClabNode`), None if containerlab cannot run it.
     netns:     its node in the namespace lab, None if that lab cannot run it.
     deploy:    how it is deployed, None if it cannot be.
     templates: the folder of its templates, `fatpaths_cfg/templates/<name>/` unless given;
@@ -148,7 +149,7 @@ class Platform:
     encodings: tuple[str, ...]
     limits: Limits
     snapshot: Snapshot
-    clab: ClabNode
+    clab: ClabNode | None = None
     families: tuple[str, ...] = ("ipv4", "ipv6")
     ecmp: bool = True
     kernel: bool = False
@@ -181,7 +182,7 @@ READERS = "fatpaths_cfg.verify.readers"
 CLAB_ROOT = "/fatpaths"
 
 
-def kernel_port_name(ports: list[str], port: str) -> str:
+def kernel_port_name(ports: Sequence[str], port: str) -> str:
     """The Linux kernel's name of a port (frr and linux switches, the labs)."""
     from fatpaths_cfg.render.ifnames import kernel_ifname
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from fatpaths_cfg.platforms.descriptor import (
     READERS,
@@ -15,7 +16,7 @@ from fatpaths_cfg.platforms.descriptor import (
 )
 
 
-def clab_ifname(ports: list[str], port: str) -> str:
+def clab_ifname(ports: Sequence[str], port: str) -> str:
     """cEOS maps eth<N> to Ethernet<N> and eth<N>_<M> to Ethernet<N>/<M>."""
     return re.sub(r"^Ethernet", "eth", port).replace("/", "_")
 

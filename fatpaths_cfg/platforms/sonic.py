@@ -6,6 +6,8 @@ goes through a template.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fatpaths_cfg.platforms.descriptor import (
     READERS,
     ClabNode,
@@ -17,7 +19,7 @@ from fatpaths_cfg.platforms.descriptor import (
 )
 
 
-def clab_ifname(ports: list[str], port: str) -> str:
+def clab_ifname(ports: Sequence[str], port: str) -> str:
     """sonic-vs maps eth<i> to the i-th front-panel port in order."""
     return f"eth{ports.index(port) + 1}"
 
