@@ -81,6 +81,14 @@ def _switch_node(switch: Switch, images: ClabImages) -> dict[str, Any]:
     return spec
 
 
+def clab_runs(fabric: Fabric) -> bool:
+    """Whether containerlab can run every switch (compile writes the topology only then)."""
+    return all(
+        s.platform in PLATFORMS and PLATFORMS[s.platform].clab is not None
+        for s in fabric.switches
+    )
+
+
 def build_clab(fabric: Fabric, images: ClabImages, source: str = "fabric.json") -> dict[str, Any]:
     runnable = [name for name, p in PLATFORMS.items() if p.clab is not None]
     problems = [
