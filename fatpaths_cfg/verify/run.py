@@ -84,9 +84,11 @@ def select_platforms(loaded: LoadedCompiled, asked: list[str] | None) -> list[st
 
 
 def _covers(loaded: LoadedCompiled, platform: str) -> bool:
+    """Whether every switch has files of `platform` (a --limit render covers only some)."""
     base = loaded.directory / "configs" / platform
+    files = PLATFORMS[platform].files
     return all(
-        (base / s.name).exists() or any(base.glob(f"{s.name}.*")) for s in loaded.fabric.switches
+        any((base / file.at(s.name)).is_file() for file in files) for s in loaded.fabric.switches
     )
 
 
