@@ -17,7 +17,7 @@ from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
-from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
+from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer, layers_or_user_error
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
@@ -179,7 +179,8 @@ def build_output(
     tree = model_output(compiled)
     progress("rendering configs and host plans")
     render_into(tree, compiled, plan, selection, tick)
-    tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))
+    if clab_runs(compiled.fabric):
+        tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))
     return tree
 
 

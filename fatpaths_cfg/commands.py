@@ -12,6 +12,7 @@ import typer
 
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.errors import UserErrors, printed_lines
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 err_console = make_console(stderr=True)
 console = make_console()
@@ -50,8 +51,8 @@ def compile_command(
     platform: str | None = typer.Option(
         None,
         "--platform",
-        help="Render these platforms for every switch, e.g. eos,frr "
-        "(default: each switch's platform from the inventory).",
+        help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
+        "default: each switch's platform from the inventory).",
     ),
     limit: str | None = typer.Option(
         None,
@@ -145,7 +146,7 @@ def topo_generate(
     fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
     data = {
         "fabric": fabric_name,
-        "defaults": {"platform": "frr", "link_speed": "100G"},
+        "defaults": {"platform": DEFAULT_PLATFORM, "link_speed": "100G"},
         **topology_wiring(topology),
     }
     header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"

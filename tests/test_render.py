@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,10 +28,9 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.render import PLATFORMS
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.base import FABRIC_MTU
 from fatpaths_cfg.render.environment import vlan_ranges
-from fatpaths_cfg.render.eos import EosPlatform
 from fatpaths_cfg.render.ifnames import kernel_ifname
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,16 +66,8 @@ def slimfly_files(slimfly: CompiledFabric) -> dict[str, bytes]:
 
 
 def _config_text(files: dict[str, bytes], platform: str, switch: str) -> str:
-    name = {
-        "frr": f"{switch}/frr.conf",
-        "sonic": f"{switch}/frr.conf",
-        "cumulus": f"{switch}/frr.conf",
-        "eos": f"{switch}.cfg",
-        "nxos": f"{switch}.cfg",
-        "junos": f"{switch}.set",
-        "linux": f"{switch}.sh",
-    }[platform]
-    return files[f"configs/{platform}/{name}"].decode()
+    """The platform's first file of a switch: the one holding its routes."""
+    return files[f"configs/{platform}/{PLATFORMS[platform].paths(switch)[0]}"].decode()
 
 
 def _routes(text: str) -> list[tuple[str, str]]:
@@ -164,7 +156,8 @@ def test_structured_files_parse_back(
 def test_a_switch_over_a_platform_limit_is_a_named_error(
     slimfly: CompiledFabric, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(EosPlatform, "max_routes", 100)
+    eos = PLATFORMS["eos"]
+    monkeypatch.setitem(PLATFORMS, "eos", replace(eos, limits=replace(eos.limits, routes=100)))
     with pytest.raises(UserErrors) as caught:
         api.build_output(slimfly, platforms=["eos"], limit=["sf-0-0-0"])
     (error,) = caught.value.errors

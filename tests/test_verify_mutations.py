@@ -13,6 +13,7 @@ import pytest
 
 from fatpaths_cfg import addressing, api
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
 from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
 from fatpaths_cfg.verify.checker import (
@@ -33,7 +34,9 @@ from fatpaths_cfg.verify.model import Location
 from fatpaths_cfg.verify.readers import read_configs
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
-PLATFORMS = ("frr", "linux", "eos", "sonic", "cumulus", "junos", "nxos")
+# Every registered platform; each needs its expected files below (the test data of a platform,
+# like its goldens).
+PLATFORMS = tuple(REGISTRY)
 ROUTES_FILE = {
     "frr": "configs/frr/{}/frr.conf",
     "linux": "configs/linux/{}.sh",

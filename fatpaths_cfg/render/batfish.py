@@ -1,9 +1,9 @@
 """A Batfish snapshot of the rendered fabric: device configs, host files, layer-1 wiring.
 
-Batfish reads EOS, Cumulus (concatenated), Junos and NX-OS configs (`configs/`, the vendor
-found from each file's content) and SONiC device directories (`sonic_configs/<device>/` with
-config_db.json and frr.conf), not iproute2 scripts, so frr and linux switches appear as SONiC
-devices: same addresses, same static routes, host gateways on a VLAN interface.
+Batfish reads vendor configs (`configs/`) and SONiC device directories (`sonic_configs/<device>/`
+with config_db.json and frr.conf), not iproute2 scripts: each platform's descriptor says where
+its files go, or which platform it is modelled as (frr and linux switches appear as SONiC
+devices: same addresses, same static routes, host gateways on a VLAN interface).
 """
 
 from __future__ import annotations
@@ -13,24 +13,24 @@ from typing import Any
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.fabric import Fabric, Host
-from fatpaths_cfg.render import PLATFORMS
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.hosts import UPLINK
 
 ROOT = "batfish"
 
 
-def snapshot_format(platform: str, encoding: str) -> str:
-    """The Batfish-readable platform a switch is modelled as."""
-    if PLATFORMS[platform].batfish_reads and encoding in PLATFORMS[platform].encodings:
+def snapshot_format(platform: str) -> str:
+    """The platform whose files Batfish reads for a switch of `platform`: its own if Batfish
+    reads them, else those of the platform it is modelled as."""
+    snapshot = PLATFORMS[platform].snapshot
+    if snapshot.folder is not None:
         return platform
-    if platform == "eos" or encoding != "prefix":
-        return "eos"
-    return "sonic"
+    assert snapshot.model is not None, f"platform {platform}: no Batfish folder and no model"
+    return snapshot.model
 
 
 def device_path(snapshot: str, relative: str) -> str:
-    folder = "sonic_configs" if snapshot == "sonic" else "configs"
-    return f"{ROOT}/{folder}/{relative}"
+    return f"{ROOT}/{PLATFORMS[snapshot].snapshot.folder}/{relative}"
 
 
 def host_file(fabric: Fabric, plan: AddressPlan, host: Host) -> dict[str, Any]:

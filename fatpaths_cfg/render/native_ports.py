@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from fatpaths_cfg.render.base import SwitchView
+from fatpaths_cfg.platforms import Platform, resolve
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.render.base import SwitchView
 
 
 def port_numbers(port: str) -> tuple[int, ...]:
@@ -81,3 +85,14 @@ NXOS_PORTS = PortNaming(
     re.compile(r"Ethernet\d+/\d+(/\d+)?"),
     {1: "Ethernet1/{0}", 2: "Ethernet{0}/{1}", 3: "Ethernet{0}/{1}/{2}"},
 )
+
+
+def port_naming(platform: Platform) -> PortNaming | None:
+    """How the platform names inventory ports; None when it keeps them."""
+    return resolve(platform.port_names) if platform.port_names else None
+
+
+def platform_port(platform: Platform, port: str) -> str:
+    """The name `platform`'s files give an inventory port."""
+    naming = port_naming(platform)
+    return (naming.name(port) or port) if naming else port

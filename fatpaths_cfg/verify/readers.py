@@ -13,12 +13,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.render.ifnames import kernel_ifname
-from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS, PortNaming
+from fatpaths_cfg.render.native_ports import port_naming
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, TrunkLine
-from fatpaths_cfg.verify.vendor_readers import read_cumulus_interfaces, read_junos_set, read_nxos
 
-PLATFORMS = ("frr", "sonic", "eos", "linux", "cumulus", "junos", "nxos")
 LOOPBACK = "lo"
 
 # FRR statements rendered around the routes that carry nothing to check.
@@ -259,53 +258,55 @@ class _SwitchReader:
                 self.address(port, address, line_of.get(key, 0))
 
 
-# Platforms whose configs name ports the vendor's way (render/native_ports.py).
-VENDOR_PORTS: dict[str, PortNaming] = {
-    "cumulus": CUMULUS_PORTS,
-    "junos": JUNOS_PORTS,
-    "nxos": NXOS_PORTS,
-}
-
-
 def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
     return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
+
+
+# The readers platform descriptors name (`SwitchFile.reader`): each reads one rendered file.
+SwitchReader = _SwitchReader
+FileReader = Callable[[SwitchReader, str], None]
+
+
+def read_frr_routes(reader: SwitchReader, relative: str) -> None:
+    reader.frr_routes(relative)
+
+
+def read_iproute2_addresses(reader: SwitchReader, relative: str) -> None:
+    reader.shell(relative, routes=False)
+
+
+def read_iproute2(reader: SwitchReader, relative: str) -> None:
+    reader.shell(relative, routes=True)
+
+
+def read_eos(reader: SwitchReader, relative: str) -> None:
+    reader.eos(relative)
+
+
+def read_config_db(reader: SwitchReader, relative: str) -> None:
+    reader.config_db(relative)
 
 
 def _read_switch(
     parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
 ) -> bool:
     name = loaded.fabric.switches[switch].name
-    kernel = platform in ("frr", "linux")
-    ifnames = _ifname_map(loaded, switch) if kernel else {}
-    if platform in VENDOR_PORTS:
-        ifnames = VENDOR_PORTS[platform].names(loaded.fabric.switches[switch].ports)
+    descriptor = PLATFORMS[platform]
+    ifnames = _ifname_map(loaded, switch) if descriptor.kernel else {}
+    naming = port_naming(descriptor)
+    if naming is not None:
+        ifnames = naming.names(loaded.fabric.switches[switch].ports)
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
-    base = f"configs/{platform}"
-    readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
-        "frr": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/interfaces.sh", lambda r: reader.shell(r, routes=False)),
-        ],
-        "linux": [(f"{base}/{name}.sh", lambda r: reader.shell(r, routes=True))],
-        "eos": [(f"{base}/{name}.cfg", reader.eos)],
-        "sonic": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/config_db.json", reader.config_db),
-        ],
-        "cumulus": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/interfaces", lambda r: read_cumulus_interfaces(reader, r)),
-        ],
-        "junos": [(f"{base}/{name}.set", lambda r: read_junos_set(reader, r))],
-        "nxos": [(f"{base}/{name}.cfg", lambda r: read_nxos(reader, r))],
-    }
-    files = readers[platform]
+    files: list[tuple[str, FileReader]] = [
+        (f"configs/{platform}/{file.at(name)}", resolve(file.reader))
+        for file in descriptor.files
+    ]
     if not all((out / relative).is_file() for relative, _ in files):
         return False
-    if kernel:
+    if descriptor.kernel:
         parsed.host_route_switches.add(name)
     for relative, read in files:
-        read(relative)
+        read(reader, relative)
     return True
 
 

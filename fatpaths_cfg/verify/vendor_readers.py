@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fatpaths_cfg.verify.readers import _SwitchReader
+    from fatpaths_cfg.verify.readers import SwitchReader
 
 LOOPBACK = "lo"
 
@@ -50,7 +50,7 @@ _NXOS_LOOPBACK = "loopback0"
 _JUNOS_LOOPBACK = "lo0"
 
 
-def read_cumulus_interfaces(reader: _SwitchReader, relative: str) -> None:
+def read_cumulus_interfaces(reader: SwitchReader, relative: str) -> None:
     """/etc/network/interfaces: `iface NAME` opens a stanza, `address A` inside it."""
     path = reader.open(relative)
     reader.parsed.address_file[reader.name] = reader.file
@@ -72,7 +72,7 @@ def read_cumulus_interfaces(reader: _SwitchReader, relative: str) -> None:
             reader.unparsed(number, text)
 
 
-def read_junos_set(reader: _SwitchReader, relative: str) -> None:
+def read_junos_set(reader: SwitchReader, relative: str) -> None:
     """`load set` commands: static routes, and interface addresses by family."""
     path = reader.open(relative)
     reader.parsed.switch_file[reader.name] = reader.file
@@ -103,7 +103,7 @@ def read_junos_set(reader: _SwitchReader, relative: str) -> None:
     reader.routes(prefixes, hops, lines)
 
 
-def _junos_address(reader: _SwitchReader, interface: str, rest: list[str], line: int) -> bool:
+def _junos_address(reader: SwitchReader, interface: str, rest: list[str], line: int) -> bool:
     """`unit U family inet|inet6 address A`: lo0 is the loopback, irb.U a host gateway."""
     if not (len(rest) == 6 and rest[0] == "unit" and rest[2] == "family"):
         return False
@@ -127,7 +127,7 @@ def _junos_inert(rest: list[str]) -> bool:
     return unit and (rest[2] == "description" or (len(rest) == 6 and rest[4] == "mtu"))
 
 
-def read_nxos(reader: _SwitchReader, relative: str) -> None:
+def read_nxos(reader: SwitchReader, relative: str) -> None:
     """NX-OS running-config: global `ip route`s, and addresses of the interface whose indented
     block they sit in (a line at column 0 closes the block)."""
     path = reader.open(relative)
