@@ -12,9 +12,12 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import numpy as np
+
+from fatpaths_cfg import _native
 from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.render.ifnames import kernel_ifname
-from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, TrunkLine
+from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, RouteBlock, TrunkLine
 
 PLATFORMS = ("frr", "sonic", "eos", "linux")
 LOOPBACK = "lo"
@@ -30,6 +33,7 @@ _FRR_INERT = (
 )
 # EOS statements that carry nothing the forwarding check needs (descriptions, VLAN names,
 # switchport modes, storm control, routing switches). Anything else must be understood.
+_FRR_ROUTE = ("ip route ", "ipv6 route ")
 _EOS_INERT = (
     "hostname ",
     "vlan ",
@@ -84,6 +88,7 @@ class _SwitchReader:
         self.switch = switch
         self.ifnames = ifnames  # interface name as configured -> fabric port name
         self.file = -1
+        self.batch: FrrRouteBatch | None = None
 
     def open(self, relative: str) -> Path:
         self.file = self.parsed.file_index(relative)
@@ -115,16 +120,23 @@ class _SwitchReader:
 
     # -- formats ---------------------------------------------------------------------------
     def frr_routes(self, relative: str) -> None:
-        """`ip route PREFIX NEXTHOP` / `ipv6 route PREFIX NEXTHOP` (routes.j2)."""
+        """`ip route PREFIX NEXTHOP` / `ipv6 route PREFIX NEXTHOP` (routes.j2): read with the
+        other switches' files in one native pass when this reader belongs to a batch."""
         path = self.open(relative)
         self.parsed.switch_file[self.name] = self.file
+        if self.batch is not None:
+            self.batch.add(self, self.file, path)
+            return
+        self.frr_routes_of(path)
+
+    def frr_routes_of(self, path: Path) -> None:
         prefixes: list[str] = []
         hops: list[str] = []
         lines: list[int] = []
         # A large switch has n * Nr route lines: the loop stays free of calls it can avoid.
         for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()
-            if text.startswith(("ip route ", "ipv6 route ")):
+            if text.startswith(_FRR_ROUTE):
                 parts = text.split()
                 if len(parts) == 4:
                     prefixes.append(parts[2])
@@ -256,17 +268,62 @@ class _SwitchReader:
                 self.address(port, address, line_of.get(key, 0))
 
 
+class FrrRouteBatch:
+    """FRR route files of many switches, read together by the native reader (in parallel, the
+    routes as arrays) once every switch's files are known; `frr_routes_of` reads any file whose
+    text the native reader leaves to Python."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[_SwitchReader, int, Path]] = []
+
+    def add(self, reader: _SwitchReader, file: int, path: Path) -> None:
+        self.files.append((reader, file, path))
+
+    def read(self, parsed: ParsedConfigs) -> None:
+        if not self.files:
+            return
+        prefix_names, hop_names, position, line, prefix, hop, other, unread = (
+            _native.read_route_lines([str(path) for _, _, path in self.files])
+        )
+        switch_of = np.array([reader.switch for reader, _, _ in self.files], dtype=np.int64)
+        file_of = np.array([file for _, file, _ in self.files], dtype=np.int64)
+        parsed.routes.blocks.append(
+            RouteBlock(
+                switch_of[position],
+                prefix,
+                hop,
+                file_of[position],
+                line,
+                prefix_names,
+                hop_names,
+            )
+        )
+        for at, number, text in other:
+            if text.startswith(_FRR_ROUTE) or not text.startswith(_FRR_INERT):
+                parsed.unparsed.append((int(file_of[at]), number, text))
+        for at in unread:
+            reader, file, path = self.files[at]
+            reader.file = file
+            reader.frr_routes_of(path)
+
+
 def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
     return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
 
 
 def _read_switch(
-    parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
+    parsed: ParsedConfigs,
+    out: Path,
+    loaded: LoadedCompiled,
+    switch: int,
+    platform: str,
+    batch: FrrRouteBatch | None = None,
 ) -> bool:
     name = loaded.fabric.switches[switch].name
     kernel = platform in ("frr", "linux")
     ifnames = _ifname_map(loaded, switch) if kernel else {}
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
+    reader.batch = batch
     base = f"configs/{platform}"
     readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
         "frr": [
@@ -323,7 +380,9 @@ def read_configs(
     out = loaded.directory
     chosen = switch_platforms(loaded, platform)
     parsed = ParsedConfigs(label or platform or "inventory platforms")
+    batch = FrrRouteBatch()
     for switch, name in sorted(chosen.items()):
-        _read_switch(parsed, out, loaded, switch, name)
+        _read_switch(parsed, out, loaded, switch, name, batch)
+    batch.read(parsed)
     _read_hosts(parsed, out, loaded)
     return parsed
