@@ -34,7 +34,9 @@ def render_into(
     plan: AddressPlan,
     selection: RenderPlan,
     tick: RenderTick = _no_tick,
+    batfish: bool = False,
 ) -> None:
+    """Configs and host plans into `tree`; with `batfish`, the Batfish snapshot too."""
     fabric = compiled.fabric
     tree.add_text("hosts/addresses.csv", addresses_csv(fabric, plan))
     tree.add_text("hosts/addresses.json", _addresses_json(compiled))
@@ -49,20 +51,23 @@ def render_into(
             rendered[name] = _encoded(PLATFORMS[name].render(view))
             for relative, data in rendered[name].items():
                 tree.add_bytes(f"configs/{name}/{relative}", data)
-        snapshot = snapshot_format(platforms[0], plan.encoding)
-        for relative, data in _snapshot_files(view, snapshot, rendered).items():
-            tree.add_bytes(device_path(snapshot, relative), data)
+        if batfish:
+            snapshot = snapshot_format(platforms[0], plan.encoding)
+            for relative, data in _snapshot_files(view, snapshot, rendered).items():
+                tree.add_bytes(device_path(snapshot, relative), data)
         done += 1
         tick(done, total)
     for h in selection.hosts:
         host = fabric.hosts[h]
         tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
-        tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
+        if batfish:
+            tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
         done += 1
         tick(done, total)
-    tree.add_json(
-        f"{ROOT}/batfish/layer1_topology.json", layer1_topology(fabric, set(range(fabric.nr)))
-    )
+    if batfish:
+        tree.add_json(
+            f"{ROOT}/batfish/layer1_topology.json", layer1_topology(fabric, set(range(fabric.nr)))
+        )
 
 
 def _encoded(files: dict[str, str]) -> dict[str, bytes]:
