@@ -60,6 +60,8 @@ class RouteColumns:
 
     def interned(self) -> RouteBlock:
         """Every row, list rows first, as one block with one pair of name tables."""
+        if not self.switch and len(self.blocks) == 1:
+            return self.blocks[0]
         prefix_ids: dict[str, int] = {}
         hop_ids: dict[str, int] = {}
         prefixes = [_intern(prefix_ids, p) for p in self.prefix]

@@ -71,9 +71,11 @@ def parse_vlan_list(text: str) -> frozenset[int] | None:
 
 
 def _lines(path: Path) -> Iterable[tuple[int, str]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            yield number, raw.strip()
+    # One read and one split per file: 10^4 host plans and 10^5 port lines per fabric.
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines[-1] == "":
+        lines.pop()  # what follows the last newline is no line
+    return enumerate(map(str.strip, lines), start=1)
 
 
 class _SwitchReader:
@@ -293,7 +295,7 @@ class FrrRouteBatch:
                 prefix,
                 hop,
                 file_of[position],
-                line,
+                line.astype(np.int64),
                 prefix_names,
                 hop_names,
             )
