@@ -66,6 +66,11 @@ def compile_command(
         help="Replace the output directory even if it is not an earlier fatpaths output "
         "or holds files fatpaths did not write.",
     ),
+    batfish: bool = typer.Option(
+        False,
+        "--batfish",
+        help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     from rich.progress import (
@@ -100,9 +105,11 @@ def compile_command(
             print(f"warning: {warning}", file=sys.stderr)
         target = out or default_output(inventory, compiled.name)
         run_or_exit(lambda: api.check_compile_target(inventory, target, force))
-        tree = run_or_exit(lambda: api.build_output(compiled, progress, platforms, switches, tick))
+        tree = run_or_exit(
+            lambda: api.build_output(compiled, progress, platforms, switches, tick, batfish)
+        )
         if switches:
-            api.keep_earlier_output(tree, target)
+            api.keep_earlier_output(tree, target, batfish)
         written, unchanged = run_or_exit(lambda: tree.commit(target, [inventory], force))
     # No markup: the target path may hold brackets that rich would take for style tags.
     console.print(

@@ -37,7 +37,7 @@ def _host() -> str:
 
 def _compile(out: Path, platform: str, inventory: Path = INVENTORY) -> Path:
     compiled = api.compile_fabric(inventory)
-    api.build_output(compiled, platforms=[platform]).commit(out)
+    api.build_output(compiled, platforms=[platform], batfish=True).commit(out)
     return out
 
 # The platforms Batfish reads as they are (the others are modelled as one of these).

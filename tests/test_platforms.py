@@ -105,7 +105,7 @@ def test_a_registered_descriptor_is_a_platform_of_every_stage(
     compiled = api.compile_fabric(inventory)
     assert {s.platform for s in compiled.fabric.switches} == {TOY}
     out = tmp_path / "out"
-    api.build_output(compiled).commit(out)
+    api.build_output(compiled, batfish=True).commit(out)
     routes = (out / "configs" / TOY / "leaf1" / "routes.conf").read_text(encoding="utf-8")
     assert routes.startswith("! leaf1: toyos layer routes\n")
     assert "ip route " in routes

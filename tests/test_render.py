@@ -62,7 +62,7 @@ def slimfly() -> CompiledFabric:
 
 @pytest.fixture(scope="module")
 def slimfly_files(slimfly: CompiledFabric) -> dict[str, bytes]:
-    return api.build_output(slimfly, platforms=list(PLATFORMS)).files
+    return api.build_output(slimfly, platforms=list(PLATFORMS), batfish=True).files
 
 
 def _config_text(files: dict[str, bytes], platform: str, switch: str) -> str:
@@ -201,9 +201,25 @@ def test_cli_platform_limit_and_unchanged_files(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_batfish_snapshot_is_written_only_when_asked(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner = CliRunner()
+    args = ["compile", str(HAND6), "-o", str(out)]
+    assert runner.invoke(build_app(), args).exit_code == 0
+    assert (out / "configs").is_dir() and not (out / "batfish").exists()
+    assert runner.invoke(build_app(), [*args, "--batfish"]).exit_code == 0
+    assert (out / "batfish/batfish/layer1_topology.json").is_file()
+    # A limited run without --batfish drops the snapshot rather than mix old and new devices.
+    result = runner.invoke(build_app(), [*args, "--limit", "leaf1"])
+    assert result.exit_code == 0, result.output
+    assert (out / "configs").is_dir() and not (out / "batfish").exists()
+
+
 def _rendered(case: str) -> dict[str, bytes]:
     inventory, platforms = GOLDEN_CASES[case]
-    files = api.build_output(api.compile_fabric(inventory), platforms=platforms).files
+    files = api.build_output(
+        api.compile_fabric(inventory), platforms=platforms, batfish=True
+    ).files
     keep = ("configs/", "hosts/", "batfish/")
     return {k: v for k, v in files.items() if k.startswith(keep)}
 

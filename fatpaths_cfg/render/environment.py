@@ -47,6 +47,12 @@ def route_lines(routes: RouteTable, line: str) -> str:
 
     The template keeps the syntax; this filter keeps the 4.7M-line fabrics fast by formatting
     in one comprehension instead of a template loop."""
+    parts = line.split("%s")
+    if len(parts) == 3 and "%" not in "".join(parts) and routes.prefixes:
+        # `A%sB%sC` as joins over the columns: no formatting call per line.
+        head, middle, tail = parts
+        lines = map(middle.join, zip(routes.prefixes, routes.next_hops, strict=True))
+        return head + f"{tail}\n{head}".join(lines) + tail
     return "\n".join([line % pair for pair in zip(routes.prefixes, routes.next_hops, strict=True)])
 
 

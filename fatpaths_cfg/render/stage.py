@@ -35,7 +35,9 @@ def render_into(
     plan: AddressPlan,
     selection: RenderPlan,
     tick: RenderTick = _no_tick,
+    batfish: bool = False,
 ) -> None:
+    """Configs and host plans into `tree`; with `batfish`, the Batfish snapshot too."""
     fabric = compiled.fabric
     tree.add_text("hosts/addresses.csv", addresses_csv(fabric, plan))
     tree.add_text("hosts/addresses.json", _addresses_json(compiled))
@@ -50,28 +52,32 @@ def render_into(
             rendered[name] = _encoded(render_switch(PLATFORMS[name], view))
             for relative, data in rendered[name].items():
                 tree.add_bytes(f"configs/{name}/{relative}", data)
-        snapshot = snapshot_format(platforms[0])
-        files = _snapshot_files(view, snapshot, rendered)
-        if PLATFORMS[snapshot].snapshot.builder is not None:
-            files = resolve(PLATFORMS[snapshot].snapshot.builder)(view.name, files)
-        for relative, data in files.items():
-            tree.add_bytes(device_path(snapshot, relative), data)
+        if batfish:
+            snapshot = snapshot_format(platforms[0])
+            files = _snapshot_files(view, snapshot, rendered)
+            if PLATFORMS[snapshot].snapshot.builder is not None:
+                files = resolve(PLATFORMS[snapshot].snapshot.builder)(view.name, files)
+            for relative, data in files.items():
+                tree.add_bytes(device_path(snapshot, relative), data)
         done += 1
         tick(done, total)
     for h in selection.hosts:
         host = fabric.hosts[h]
         tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
-        tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
+        if batfish:
+            tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
         done += 1
         tick(done, total)
-    def snapshot_port(switch: int, port: str) -> str:
-        platform = selection.platforms.get(switch, (fabric.switches[switch].platform,))[0]
-        return platform_port(PLATFORMS[snapshot_format(platform)], port)
+    if batfish:
 
-    tree.add_json(
-        f"{ROOT}/batfish/layer1_topology.json",
-        layer1_topology(fabric, set(range(fabric.nr)), snapshot_port),
-    )
+        def snapshot_port(switch: int, port: str) -> str:
+            platform = selection.platforms.get(switch, (fabric.switches[switch].platform,))[0]
+            return platform_port(PLATFORMS[snapshot_format(platform)], port)
+
+        tree.add_json(
+            f"{ROOT}/batfish/layer1_topology.json",
+            layer1_topology(fabric, set(range(fabric.nr)), snapshot_port),
+        )
 
 
 def _encoded(files: dict[str, str]) -> dict[str, bytes]:
