@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
 
 IntArray = npt.NDArray[np.int64]
 
@@ -99,6 +98,8 @@ def adversarial_switch_map(site: PatternSite, rng: np.random.Generator) -> IntAr
     # Prefer distance 1, then short; random noise picks among equals.
     cost = np.where(dist == 1, 0.0, dist + 10.0) + rng.random(dist.shape) * 1e-3
     np.fill_diagonal(cost, 1e9)
+    from scipy.optimize import linear_sum_assignment  # ~1 s to import: only when matching
+
     rows, cols = linear_sum_assignment(cost)
     mapping = np.full(site.n_switches, -1, dtype=np.int64)
     mapping[sw[rows]] = sw[cols]
@@ -119,6 +120,8 @@ def matching_switch_map(site: PatternSite, rng: np.random.Generator,
     dist = site.dist[np.ix_(sources, targets)].astype(np.float64)
     dist[dist == UNREACHABLE] = -1e9
     dist[sources[:, None] == targets[None, :]] = -1e9
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(-(dist + rng.random(dist.shape) * 1e-3))
     mapping[sources[rows]] = targets[cols]
     return mapping

@@ -159,7 +159,7 @@ class SimConfig:
         d["red_min_packets"] = (
             self.red_min_packets
             if self.red_min_packets is not None
-            else int(d["queue_packets"]) // 2  # type: ignore[call-overload]
+            else int(d["queue_packets"]) // 2
         )
         xoff = self.pfc_xoff_packets or d["queue_packets"]
         d["pfc_xoff_packets"] = xoff
