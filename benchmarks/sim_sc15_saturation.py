@@ -196,10 +196,10 @@ def plot(curves: dict[tuple[str, str, str], list[Accepted]], loads: list[float],
     axes[0].set_ylabel("accepted load")
     axes[1].legend(fontsize=7)
     fig.suptitle(
-        "SC'15 saturation study, packet simulator: NDP, 100 Gb/s, 9,000 B packets, 100 KB "
-        "queues, one-packet Poisson messages, "
-        f"{(DURATION_PS - WARMUP_PS) / 1e6:.0f} us measured after "
-        f"{WARMUP_PS / 1e6:.0f} us warm-up"
+        "SC'15 saturation study on the packet simulator: "
+        + ", ".join(t.label for t in TOPOLOGIES)
+        + "\nNDP, 100 Gb/s, 9,000 B packets, 100 KB queues, one-packet Poisson messages, "
+        f"{(DURATION_PS - WARMUP_PS) / 1e6:.0f} us measured after {WARMUP_PS / 1e6:.0f} us warm-up"
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
