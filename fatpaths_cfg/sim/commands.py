@@ -13,11 +13,25 @@ from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console, make_progress, make_table
 
 from .htsim import read_connection_matrix, write_connection_matrix
-from .network import NetworkLoadError, SimNetwork, load_network
+from .network import (
+    NetworkLoadError,
+    SimNetwork,
+    load_network,
+    network_from_fabric_json,
+    network_from_topology,
+)
 from .plots import layers_used, plot_fct_cdf, plot_fct_vs_size, run_title
 from .profiles import PROFILES, resolve_profile
 from .results import SimResult
-from .run import LAYER_POLICIES, LOAD_BALANCING, ROUTING, TRANSPORTS, SimConfig, simulate
+from .run import (
+    DROP_POLICIES,
+    LAYER_POLICIES,
+    LOAD_BALANCING,
+    ROUTING,
+    TRANSPORTS,
+    SimConfig,
+    simulate,
+)
 from .rundir import (
     Parameters,
     check_explicit_directory,
@@ -68,7 +82,20 @@ def _run_with_progress(
 
 
 def simulate_command(
-    out: Path = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`)."),
+    out: Path | None = typer.Argument(
+        None,
+        help="Compiled output directory (from `fatpaths compile`), or an inventory YAML, "
+        "compiled in memory.",
+    ),
+    generate: str | None = typer.Option(
+        None,
+        "--generate",
+        help="Simulate a generated topology (e.g. slimfly) instead: layer 1 only, minimal "
+        "routing, nothing compiled to disk.",
+    ),
+    param: list[str] = typer.Option(
+        [], "-p", "--param", help="--generate: NAME=VALUE, repeatable (e.g. -p q=5)."
+    ),
     workload: str = typer.Option(
         "permutation",
         "--workload",
@@ -129,6 +156,23 @@ def simulate_command(
     min_rto: float | None = typer.Option(
         None, "--min-rto-us", help="Minimum retransmission timeout in us (1000)."
     ),
+    rto_granularity: float | None = typer.Option(
+        None,
+        "--rto-granularity-us",
+        help="Timeout timer grid in us: timeouts fire up to this late (default: min RTO / 4).",
+    ),
+    ssthresh: int | None = typer.Option(
+        None, "--ssthresh", help="TCP/DCTCP initial slow-start threshold, packets (unbounded)."
+    ),
+    drop: str = typer.Option(
+        "tail",
+        "--drop",
+        help="TCP/DCTCP full-queue policy: " + "|".join(DROP_POLICIES) + " (tail).",
+    ),
+    red_min: int | None = typer.Option(
+        None, "--red-min", help="--drop red: packets queued before early drops (half the queue)."
+    ),
+    header: int = typer.Option(64, "--header", help="Header bytes per packet; ACK size (64)."),
     pacing: bool = typer.Option(
         False, "--pacing/--no-pacing", help="TCP/DCTCP: pace each window over one RTT."
     ),
@@ -210,7 +254,7 @@ def simulate_command(
     min_rto = min_rto or preset.min_rto_us or 1000.0
     from_file = Path(workload).is_file()
     try:
-        network = load_network(out, link_latency_ps=round(latency * 1e6))
+        network, compiled = _network(out, generate, param, round(latency * 1e6), seed)
         if link_gbps:
             network = network.with_options(link_gbps=link_gbps, host_gbps=link_gbps)
         if all_equal_cost:
@@ -239,7 +283,7 @@ def simulate_command(
         raise _fail(str(exc)) from None
     parameters: Parameters = {
         "fabric": network.name,
-        "compiled": str(out.resolve()),
+        "compiled": compiled,
         "schemes": schemes,
         "transport": transport,
         "layer_policy": layer_policy,
@@ -258,6 +302,11 @@ def simulate_command(
         "window": window,
         "ecn": ecn,
         "min_rto_us": min_rto,
+        "rto_granularity_us": rto_granularity,
+        "ssthresh": ssthresh,
+        "drop": drop,
+        "red_min": red_min,
+        "header": header,
         "pacing": pacing,
         "flowlet_gap_us": flowlet_gap,
         "latency_us": latency,
@@ -275,7 +324,7 @@ def simulate_command(
     }
     label = Path(workload).stem if from_file else workload
     name = run_name(schemes, transport, label, None if from_file else size, arrival_rate, seed)
-    target = _run_directory(out / "sim", results_dir, name, parameters)
+    target = _run_directory(_sim_root(out, network), results_dir, name, parameters)
     if save_matrix:
         write_connection_matrix(flows, network.n_hosts, save_matrix)
     try:
@@ -291,24 +340,29 @@ def simulate_command(
             pfc_xoff_packets=pfc_xoff,
             pfc_xon_packets=pfc_xon,
         )
+        base = replace(
+            switch_side,
+            transport=transport,
+            mtu=mtu,
+            header=header,
+            queue_packets=queue,
+            initial_window=window,
+            initial_ssthresh=ssthresh,
+            ecn_threshold_packets=ecn,
+            min_rto_us=min_rto,
+            rto_granularity_us=rto_granularity,
+            drop_policy=drop,
+            red_min_packets=red_min,
+            tcp_pacing=pacing,
+            flowlet_gap_us=flowlet_gap,
+            duration_us=duration_ps / 1e6 if duration_ps and not until_done else None,
+            warmup_us=warmup_ps / 1e6,
+            layer_policy=layer_policy,
+            baselines_on_full_network=not compiled_baselines,
+            seed=seed,
+        )
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    base = replace(
-        switch_side,
-        transport=transport,
-        mtu=mtu,
-        queue_packets=queue,
-        initial_window=window,
-        ecn_threshold_packets=ecn,
-        min_rto_us=min_rto,
-        tcp_pacing=pacing,
-        flowlet_gap_us=flowlet_gap,
-        duration_us=duration_ps / 1e6 if duration_ps and not until_done else None,
-        warmup_us=warmup_ps / 1e6,
-        layer_policy=layer_policy,
-        baselines_on_full_network=not compiled_baselines,
-        seed=seed,
-    )
     results: dict[str, SimResult] = {}
     for scheme in schemes:
         try:
@@ -330,6 +384,56 @@ def simulate_command(
     if not by_size:
         console.print("no fct_vs_size.png: every flow has the same size")
     console.print(f"results in {target}", markup=False)
+
+
+def _network(
+    source: Path | None, generate: str | None, param: list[str], latency_ps: int, seed: int
+) -> tuple[SimNetwork, str]:
+    """The fabric to simulate and what it came from: a compiled directory, an inventory
+    compiled in memory, or a generated topology (`--generate`)."""
+    if (source is None) == (generate is None):
+        raise NetworkLoadError("give a compiled directory or inventory, or --generate KIND")
+    if generate is not None:
+        params = _generator_params(param)
+        try:
+            network = network_from_topology(generate, params, seed, link_latency_ps=latency_ps)
+        except (ValueError, KeyError) as exc:
+            raise NetworkLoadError(f"--generate {generate}: {exc}") from None
+        return network, f"generated {generate} " + " ".join(param)
+    assert source is not None
+    if source.is_file():
+        from fatpaths_cfg import api
+
+        compiled = run_or_exit(lambda: api.compile_fabric(source, seed))
+        network = network_from_fabric_json(
+            compiled.to_json(),
+            compiled.routing.dist,
+            compiled.routing.next_hop,
+            link_latency_ps=latency_ps,
+            source=str(source),
+        )
+        return network, f"inventory {source.resolve()}"
+    return load_network(source, link_latency_ps=latency_ps), str(source.resolve())
+
+
+def _generator_params(param: list[str]) -> dict[str, int | float]:
+    params: dict[str, int | float] = {}
+    for item in param:
+        key, sep, value = item.partition("=")
+        try:
+            params[key.strip()] = float(value) if "." in value else int(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise NetworkLoadError(f"--param {item!r}: expected NAME=NUMBER")
+    return params
+
+
+def _sim_root(source: Path | None, network: SimNetwork) -> Path:
+    """Where runs go without -o: under the compiled directory, else out/sim/FABRIC."""
+    if source is not None and source.is_dir():
+        return source / "sim"
+    return Path("out") / "sim" / network.name
 
 
 def _schemes(compare: str | None, lb: str) -> list[str]:

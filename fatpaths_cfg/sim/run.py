@@ -23,6 +23,9 @@ LOAD_BALANCING = ("minimal", "ecmp", "letflow", "spray", "fatpaths")
 # moves on congestion signals; `uniform` is the memoryless baseline.
 LAYER_POLICIES = ("adaptive", "uniform")
 ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold", "adaptive")
+# What a full TCP/DCTCP queue drops (native/src/sim/config.rs, DropPolicy): the arrival, the
+# oldest waiting packets, or arrivals at random once `red_min_packets` are queued.
+DROP_POLICIES = ("tail", "front", "red")
 
 # Per-transport defaults from the papers (docs/simulator.md, Transports): NDP runs shallow 8-packet
 # trimming queues with an 8-packet first window; TCP and DCTCP 100-packet tail-drop queues,
@@ -62,7 +65,15 @@ class SimConfig:
     queue_packets: int | None = None
     ecn_threshold_packets: int | None = None
     initial_window: int | None = None
+    # TCP/DCTCP slow-start threshold at flow start, in packets; None: unbounded.
+    initial_ssthresh: int | None = None
     min_rto_us: float = 1000.0
+    # Period of the timeout scan (timeouts fire up to this late); None: min_rto_us / 4.
+    rto_granularity_us: float | None = None
+    drop_policy: str = "tail"
+    # `red`: arrivals finding at least this many packets queued may be dropped; None: half
+    # the queue.
+    red_min_packets: int | None = None
     flowlet_gap_us: float = 50.0
     pull_rate: float = 0.99
     # Layers (1-based ids) FatPaths picks from; None = all layers of the network.
@@ -115,6 +126,22 @@ class SimConfig:
             raise ValueError(f"channels must lie in 1..{PRIORITIES}")
         if self.ugal_n_i < 1 or self.ugal_c <= 0 or not 0 <= self.ugal_threshold <= 1:
             raise ValueError("UGAL-L needs n_I >= 1, c > 0 and a threshold in [0, 1]")
+        self._check_loss_options()
+
+    def _check_loss_options(self) -> None:
+        if self.drop_policy not in DROP_POLICIES:
+            raise ValueError(f"drop policy {self.drop_policy!r}: expected one of {DROP_POLICIES}")
+        if self.drop_policy != "tail" and (self.transport == "ndp" or self.lossless):
+            # NDP's full queues trim and lossless queues pause: neither drops data.
+            raise ValueError(f"drop policy {self.drop_policy!r} needs tcp or dctcp, lossy queues")
+        if self.initial_ssthresh is not None and self.initial_ssthresh < 1:
+            raise ValueError("initial ssthresh must be at least 1 packet")
+        if self.min_rto_us <= 0:
+            raise ValueError("the minimum RTO must be positive")
+        if self.rto_granularity_us is not None and self.rto_granularity_us < 1e-6:
+            raise ValueError("the RTO granularity must be at least 1 ps")
+        if self.red_min_packets is not None and self.red_min_packets < 0:
+            raise ValueError("the RED threshold must not be negative")
 
     def resolved(self) -> dict[str, object]:
         """Every parameter with per-transport defaults filled in (as recorded in summaries)."""
@@ -126,6 +153,14 @@ class SimConfig:
             else _DEFAULT_ECN[self.transport]
         )
         d["initial_window"] = self.initial_window or _DEFAULT_WINDOW[self.transport]
+        d["rto_granularity_us"] = (
+            self.rto_granularity_us if self.rto_granularity_us is not None else self.min_rto_us / 4
+        )
+        d["red_min_packets"] = (
+            self.red_min_packets
+            if self.red_min_packets is not None
+            else int(d["queue_packets"]) // 2
+        )
         xoff = self.pfc_xoff_packets or d["queue_packets"]
         d["pfc_xoff_packets"] = xoff
         d["pfc_xon_packets"] = (
@@ -153,6 +188,10 @@ class SimConfig:
             "ecn_threshold_packets": r["ecn_threshold_packets"],
             "initial_window": r["initial_window"],
             "min_rto_ps": round(self.min_rto_us * 1e6),
+            "rto_granularity_ps": max(1, round(float(r["rto_granularity_us"]) * 1e6)),  # type: ignore[arg-type]
+            "initial_ssthresh": self.initial_ssthresh or 0,
+            "drop_policy": self.drop_policy,
+            "red_min_packets": r["red_min_packets"],
             "flowlet_gap_ps": round(self.flowlet_gap_us * 1e6),
             "pull_rate": self.pull_rate,
             "fatpaths_layers": [x - 1 for x in layers],

@@ -8,7 +8,7 @@ use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 pub enum TransportKind {
     /// Receiver-driven NDP: full first window, trimming switches, paced pulls.
     Ndp,
-    /// TCP NewReno over tail-drop queues.
+    /// TCP NewReno over lossy queues (`DropPolicy`).
     Tcp,
     /// DCTCP: NewReno plus ECN-proportional window reduction.
     Dctcp,
@@ -20,6 +20,30 @@ impl TransportKind {
             "ndp" => Some(TransportKind::Ndp),
             "tcp" => Some(TransportKind::Tcp),
             "dctcp" => Some(TransportKind::Dctcp),
+            _ => None,
+        }
+    }
+}
+
+/// What a full (non-trimming, lossy) switch queue does with data packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropPolicy {
+    /// Drop the arriving packet.
+    Tail,
+    /// Drop the oldest waiting packets until the arrival fits: the loss sits at the head of the
+    /// queue, so the receiver sees the gap (and the sender its duplicate ACKs) a queue earlier.
+    Front,
+    /// Random early drop on the instantaneous queue: an arrival finding `red_min_packets` or
+    /// more packets queued is dropped with a probability rising linearly to 1 at the capacity.
+    Red,
+}
+
+impl DropPolicy {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "tail" => Some(DropPolicy::Tail),
+            "front" => Some(DropPolicy::Front),
+            "red" => Some(DropPolicy::Red),
             _ => None,
         }
     }
@@ -61,10 +85,19 @@ pub struct SimConfig {
     pub queue_packets: u32,
     /// ECN marking threshold in packets queued (DCTCP); 0 disables marking.
     pub ecn_threshold_packets: u32,
+    /// What full data queues drop (TCP, DCTCP; NDP trims and lossless queues pause instead).
+    pub drop_policy: DropPolicy,
+    /// `DropPolicy::Red`: queued packets from which arrivals may be dropped.
+    pub red_min_packets: u32,
     /// Initial window in packets (NDP's first full-rate window, TCP's initial cwnd).
     pub initial_window: u32,
+    /// TCP/DCTCP slow-start threshold at the start of a flow, in packets; 0: unbounded.
+    pub initial_ssthresh: u32,
     /// Minimum retransmission timeout.
     pub min_rto: Time,
+    /// Period of the retransmission-timeout scan, so timeouts fire up to this late; 0: a
+    /// quarter of `min_rto`.
+    pub rto_granularity: Time,
     /// Idle gap that starts a new flowlet (LetFlow, FatPaths).
     pub flowlet_gap: Time,
     /// NDP pull pacing as a fraction of the receiver's NIC rate.
@@ -102,8 +135,12 @@ impl Default for SimConfig {
             header: 64,
             queue_packets: 8,
             ecn_threshold_packets: 0,
+            drop_policy: DropPolicy::Tail,
+            red_min_packets: 4,
             initial_window: 8,
+            initial_ssthresh: 0,
             min_rto: 1_000_000_000,
+            rto_granularity: 0,
             flowlet_gap: 50_000_000,
             pull_rate: 0.99,
             fatpaths_layers: vec![0],

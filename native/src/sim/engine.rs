@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::config::{LoadBalancing, SimConfig, TransportKind};
+use super::config::{DropPolicy, LoadBalancing, SimConfig, TransportKind};
 use super::events::{EventKind, EventQueue};
 use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
 use super::ndp::Ndp;
@@ -438,7 +438,11 @@ impl Simulator {
     }
 
     fn rto_scan_period(&self) -> Time {
-        (self.net.cfg.min_rto / 4).max(1)
+        let cfg = &self.net.cfg;
+        match cfg.rto_granularity {
+            0 => (cfg.min_rto / 4).max(1),
+            grid => grid,
+        }
     }
 
     fn rto_scan(&mut self) {
@@ -813,7 +817,10 @@ impl Datapath {
             let ps = &mut self.port_state[port as usize];
             ps.low.push_back(entry);
             ps.low_bytes += p.size as u64;
-        } else if self.port_state[port as usize].low_bytes + p.size as u64 <= self.queue_cap_bytes {
+        } else if self.red_drops(port) {
+            self.lose(pkt);
+            return;
+        } else if self.fits_after_front_drops(port, p.size) {
             let mark = self.cfg.ecn_threshold_packets > 0
                 && self.port_state[port as usize].low.len()
                     >= self.cfg.ecn_threshold_packets as usize;
@@ -857,6 +864,40 @@ impl Datapath {
             let at = ps.busy_until.max(now);
             self.events.push(at, EventKind::TxDone, port, 0);
         }
+    }
+
+    /// `DropPolicy::Red`: whether an arrival at switch port `port` is dropped early.
+    fn red_drops(&mut self, port: u32) -> bool {
+        if self.trimming || self.cfg.drop_policy != DropPolicy::Red {
+            return false;
+        }
+        let queued = self.port_state[port as usize].low.len() as u32;
+        let (min, cap) = (self.cfg.red_min_packets, self.cfg.queue_packets);
+        if queued < min || queued >= cap {
+            // Below the threshold nothing is dropped; a full queue drops at the tail anyway.
+            return false;
+        }
+        let band = cap - min + 1;
+        self.rng.below(band) < queued - min + 1
+    }
+
+    /// Whether `size` more bytes fit into `port`'s data queue, after dropping the oldest
+    /// waiting packets under `DropPolicy::Front`.
+    fn fits_after_front_drops(&mut self, port: u32, size: u32) -> bool {
+        let cap = self.queue_cap_bytes;
+        let fits = |ps: &PortState| ps.low_bytes + size as u64 <= cap;
+        if self.trimming || self.cfg.drop_policy != DropPolicy::Front {
+            return fits(&self.port_state[port as usize]);
+        }
+        while !fits(&self.port_state[port as usize]) {
+            let ps = &mut self.port_state[port as usize];
+            let Some(oldest) = ps.low.pop_front() else {
+                return false;
+            };
+            ps.low_bytes -= oldest.size as u64;
+            self.lose(oldest.pkt);
+        }
+        true
     }
 
     fn push_high(&mut self, port: u32, entry: Queued, unbounded: bool) {

@@ -32,3 +32,5 @@ pub mod transport;
 mod tests;
 #[cfg(test)]
 mod tests_routing;
+#[cfg(test)]
+mod tests_tcp_options;

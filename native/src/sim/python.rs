@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::config::{LoadBalancing, SimConfig, TransportKind};
+use super::config::{DropPolicy, LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowRecord, FlowSpec, Simulator};
 use super::layers::LayerPolicy;
 use super::network::NetworkSpec;
@@ -113,6 +113,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         notify_delay: optional(d, "notify_delay_ps", base.adaptive.notify_delay)?,
     };
     let policy: String = scalar(d, "layer_policy")?;
+    let drop: String = optional(d, "drop_policy", "tail".to_string())?;
     Ok(SimConfig {
         transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
@@ -122,8 +123,13 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         header: scalar(d, "header")?,
         queue_packets: scalar(d, "queue_packets")?,
         ecn_threshold_packets: scalar(d, "ecn_threshold_packets")?,
+        drop_policy: DropPolicy::parse(&drop)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown drop policy '{drop}'")))?,
+        red_min_packets: optional(d, "red_min_packets", base.red_min_packets)?,
         initial_window: scalar(d, "initial_window")?,
+        initial_ssthresh: optional(d, "initial_ssthresh", base.initial_ssthresh)?,
         min_rto: scalar(d, "min_rto_ps")?,
+        rto_granularity: optional(d, "rto_granularity_ps", base.rto_granularity)?,
         flowlet_gap: scalar(d, "flowlet_gap_ps")?,
         pull_rate: scalar(d, "pull_rate")?,
         fatpaths_layers: scalar(d, "fatpaths_layers")?,

@@ -105,14 +105,15 @@ impl<H: Host> Transport<H> for Tcp {
 
     fn start(&mut self, host: &mut H, f: usize) {
         let n = host.n_packets(f);
-        let (iw, rto, now) = (
-            host.config().initial_window.max(1) as f64,
-            host.config().min_rto,
-            host.now(),
-        );
+        let cfg = host.config();
+        let (iw, rto, now) = (cfg.initial_window.max(1) as f64, cfg.min_rto, host.now());
+        let ssthresh = match cfg.initial_ssthresh {
+            0 => f64::MAX,
+            packets => packets as f64,
+        };
         let st = &mut self.flows[f];
         st.cwnd = iw;
-        st.ssthresh = f64::MAX;
+        st.ssthresh = ssthresh;
         st.rto = rto.max(INITIAL_RTO);
         st.last_progress = now;
         st.alpha = 1.0;
