@@ -112,3 +112,20 @@ def test_cumulus_snapshot_concatenates_the_device_files_in_batfish_order() -> No
     assert joined == b"leaf1\n" + interfaces + b"# ports.conf --\n" + frr
     assert interfaces.startswith(b"# This file describes the network interfaces")
     assert frr.startswith(b"frr version ")
+
+
+@pytest.mark.parametrize("platform", VENDORS)
+def test_an_inventory_of_the_platform_compiles_and_verifies(tmp_path: Path, platform: str) -> None:
+    from fatpaths_cfg.verify.run import verify_output
+
+    inventory = tmp_path / "fabric.yaml"
+    inventory.write_text(HAND6.read_text().replace("platform: frr", f"platform: {platform}"))
+    out = tmp_path / "out"
+    api.build_output(api.compile_fabric(inventory), platforms=None).commit(out)
+    assert sorted(p.name for p in (out / "configs").iterdir()) == [platform]
+    # No containerlab node exists for it, so no containerlab topology is written.
+    assert not list(out.glob("lab/*.clab.yml"))
+    report = verify_output(out)
+    assert [c.platform for c in report.checks] == [platform]
+    assert [str(f) for f in report.checks[0].findings] == []
+    assert report.checks[0].routes == 90
