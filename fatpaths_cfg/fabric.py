@@ -30,6 +30,7 @@ class Switch:
     role: str
     ports: tuple[str, ...]
     mgmt: str | None = None
+    plane: int = 0  # the parallel dataplane (0-based) this switch belongs to
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,41 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Uplink:
+    """A host's cable into one plane: the switch and port it plugs into."""
+
+    plane: int
+    switch: int
+    port: str
+
+
+@dataclass(frozen=True)
 class Host:
+    """A host with one uplink per plane, ordered by plane.
+
+    `switch` and `port` name the plane-0 uplink, so single-plane code reads them unchanged;
+    a host built without `uplinks` has just that one.
+    """
+
     index: int
     name: str
     switch: int
     port: str
     speed_gbps: float
     pacing_gbps: float | None = None  # host traffic shaped to this rate on the uplink
+    uplinks: tuple[Uplink, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.uplinks:
+            object.__setattr__(self, "uplinks", (Uplink(0, self.switch, self.port),))
+        first = self.uplinks[0]
+        if (first.switch, first.port) != (self.switch, self.port):
+            raise ValueError(f"host {self.name}: switch/port differ from its first uplink")
+        if [u.plane for u in self.uplinks] != list(range(len(self.uplinks))):
+            raise ValueError(f"host {self.name}: uplinks must be one per plane, by plane")
+
+    def uplink_of_plane(self, plane: int) -> Uplink:
+        return self.uplinks[plane]
 
 
 @dataclass
@@ -63,6 +92,19 @@ class Fabric:
     @property
     def nr(self) -> int:
         return len(self.switches)
+
+    @cached_property
+    def planes(self) -> int:
+        """How many parallel dataplanes: 1 for a classic single-plane fabric."""
+        return 1 + max((s.plane for s in self.switches), default=0)
+
+    def switches_of_plane(self, plane: int) -> list[int]:
+        return [s.index for s in self.switches if s.plane == plane]
+
+    @cached_property
+    def plane_of_switch(self) -> np.ndarray:
+        """(nr,) int: each switch's plane."""
+        return np.array([s.plane for s in self.switches], dtype=np.int64)
 
     @cached_property
     def edges(self) -> np.ndarray:
@@ -95,9 +137,11 @@ class Fabric:
 
     @cached_property
     def hosts_of_switch(self) -> list[list[int]]:
+        """Per switch, the hosts cabled to it; a host counts under its switch in every plane."""
         table: list[list[int]] = [[] for _ in self.switches]
         for host in self.hosts:
-            table[host.switch].append(host.index)
+            for uplink in host.uplinks:
+                table[uplink.switch].append(host.index)
         return table
 
     def port_towards(self, switch: int, neighbour: int) -> str:
@@ -232,14 +276,7 @@ class _WiringChecker:
             self._check_connected(switches, links)
         self.errors.raise_if_any()
         finished = [
-            Switch(
-                s.index,
-                s.name,
-                s.platform,
-                s.role,
-                s.ports if s.ports else tuple(used_ports[s.index]),
-                s.mgmt,
-            )
+            replace(s, ports=s.ports if s.ports else tuple(used_ports[s.index]))
             for s in switches
         ]
         return Fabric(spec.fabric, finished, links, hosts)
