@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import ipaddress
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from fatpaths_cfg import api
 from fatpaths_cfg.api import load_fabric
+from fatpaths_cfg.compiled import CompiledFabric, load_compiled
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
+from fatpaths_cfg.render.switch_view import ViewBuilder
+from fatpaths_cfg.routing import UNREACHABLE
 
 
 def two_plane_fabric() -> Fabric:
@@ -136,3 +145,92 @@ def test_one_plane_generates_the_same_inventory_as_no_planes(tmp_path: Path) -> 
     assert two.planes == 2 and len(two.switches) == 2 * len(plain.switches)
     assert two.switches[0].name == "p0-" + plain.switches[0].name
     assert plane_edges(two, 0) == plane_edges(two, 1)
+
+
+@pytest.fixture(scope="module", params=["hand-2planes", "jellyfish-4planes"])
+def compiled_planes(request: pytest.FixtureRequest) -> CompiledFabric:
+    return api.compile_fabric(ROOT / "inventories" / f"{request.param}.yaml")
+
+
+def test_layers_never_cross_planes_and_connect_each_plane(compiled_planes: CompiledFabric) -> None:
+    fabric, routing = compiled_planes.fabric, compiled_planes.routing
+    plane_of = fabric.plane_of_switch
+    same = plane_of[:, None] == plane_of[None, :]
+    for i, layer in enumerate(compiled_planes.layers):
+        kept = fabric.edges[layer.links]
+        assert (plane_of[kept[:, 0]] == plane_of[kept[:, 1]]).all()
+        # Every pair of one plane is routed in every layer; no pair across planes is.
+        assert (routing.dist[i][same] != UNREACHABLE).all()
+        assert (routing.dist[i][~same] == UNREACHABLE).all()
+        assert (routing.next_hop[i][~same] == -1).all()
+    sizes = np.bincount(plane_of)
+    assert compiled_planes.route_counts == [
+        len(compiled_planes.layers) * (int(sizes[p]) - 1) for p in plane_of
+    ]
+
+
+def test_every_switch_route_stays_in_its_plane(compiled_planes: CompiledFabric) -> None:
+    fabric, plan = compiled_planes.fabric, compiled_planes.address_plan
+    assert plan.v4 is not None
+    subnet_plane = {
+        subnet: fabric.switches[s].plane
+        for row in plan.v4.subnets
+        for s, subnet in enumerate(row)
+    }
+    end_plane = {
+        address: fabric.switches[link.a].plane
+        for link in fabric.links
+        for address in plan.v4.links[link.index]
+    }
+    builder = ViewBuilder(compiled_planes, plan)
+    for switch in fabric.switches:
+        view = builder.view(switch.index, switch.platform)
+        for layer in view.layers:
+            routes = layer.routes_v4
+            assert len(routes) == len(fabric.switches_of_plane(switch.plane)) - 1
+            assert {subnet_plane[p] for p in routes.prefixes} == {switch.plane}
+            assert {end_plane[h] for h in routes.next_hops} == {switch.plane}
+        for port in view.host_ports:
+            host = fabric.hosts[fabric.hosts_of_switch[switch.index][0]]
+            assert port.port == host.uplinks[switch.plane].port or port.host != host.name
+
+
+def test_host_addresses_per_plane_sit_in_that_planes_switch_subnets(
+    compiled_planes: CompiledFabric,
+) -> None:
+    fabric, plan = compiled_planes.fabric, compiled_planes.address_plan
+    tables = plan.v4
+    assert tables is not None and plan.planes == fabric.planes
+    seen = set()
+    for host in fabric.hosts:
+        for uplink in host.uplinks:
+            for layer in range(plan.layer_count):
+                address = ipaddress.ip_address(tables.host_address(uplink.plane, layer, host.index))
+                assert address in ipaddress.ip_network(tables.subnets[layer][uplink.switch])
+                assert address in ipaddress.ip_network(tables.plane_pools[uplink.plane])
+                seen.add(address)
+    assert len(seen) == len(fabric.hosts) * fabric.planes * plan.layer_count
+
+
+def test_compiled_output_records_planes(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    api.compile_to_directory(HAND, out)
+    data = json.loads((out / "fabric.json").read_text(encoding="utf-8"))
+    assert data["planes"] == 2
+    assert [s["plane"] for s in data["switches"]] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert data["hosts"][0]["uplinks"] == [
+        {"plane": 0, "switch": "a1", "port": "Ethernet3"},
+        {"plane": 1, "switch": "b1", "port": "Ethernet3"},
+    ]
+    rows = list(csv.reader(io.StringIO((out / "hosts" / "addresses.csv").read_text())))
+    assert rows[0] == ["host", "plane", "layer", "address"]
+    assert [r[1:3] for r in rows[1:5]] == [["0", "1"], ["0", "2"], ["1", "1"], ["1", "2"]]
+    assert len(rows) - 1 == 4 * 2 * 2
+    loaded = load_compiled(out)
+    assert loaded.fabric.planes == 2
+    assert loaded.fabric.hosts == load_fabric(HAND)[1].hosts
+    # Same inventory, same bytes.
+    again = tmp_path / "again"
+    api.compile_to_directory(HAND, again)
+    for name in ("fabric.json", "routing.npz", "hosts/addresses.csv", "configs/frr/b2/frr.conf"):
+        assert (out / name).read_bytes() == (again / name).read_bytes()
