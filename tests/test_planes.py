@@ -10,13 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.api import load_fabric
+from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric, load_compiled
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
 from fatpaths_cfg.render.switch_view import ViewBuilder
 from fatpaths_cfg.routing import UNREACHABLE
+from fatpaths_cfg.topology_stats import topology_stats
 
 
 def two_plane_fabric() -> Fabric:
@@ -234,3 +237,34 @@ def test_compiled_output_records_planes(tmp_path: Path) -> None:
     api.compile_to_directory(HAND, again)
     for name in ("fabric.json", "routing.npz", "hosts/addresses.csv", "configs/frr/b2/frr.conf"):
         assert (out / name).read_bytes() == (again / name).read_bytes()
+
+
+def test_topo_show_reports_host_pair_hops_per_plane_and_best() -> None:
+    result = CliRunner().invoke(build_app(), ["topo", "show", str(HAND), "--json"])
+    assert result.exit_code == 0, result.output
+    planes = json.loads(result.stdout)["planes"]
+    # Plane 0 is the ring a1-a2-a3-a4, plane 1 the ring b1-b3-b2-b4: the pairs two hops apart
+    # in one ring (h1-h3, h2-h4 / h1-h2, h3-h4) are neighbours in the other.
+    assert planes["plane 0"]["host pairs by switch hops"] == {"1": 4, "2": 2}
+    assert planes["plane 1"]["host pairs by switch hops"] == {"1": 4, "2": 2}
+    best = planes["best of planes"]
+    assert best == {"host pairs by switch hops": {"1": 6}, "mean": 1.0, "max": 1}
+    table = CliRunner().invoke(build_app(), ["topo", "show", str(JELLYFISH)])
+    assert "best of planes" in table.stdout and "plane 3" in table.stdout
+
+
+def test_best_of_planes_is_never_worse_than_any_plane() -> None:
+    fabric = load_fabric(JELLYFISH)[1]
+    planes = topology_stats(fabric)["planes"]
+    pairs = 32 * 31 // 2
+    for figures in planes.values():
+        histogram = figures["host pairs by switch hops"]
+        assert sum(histogram.values()) == pairs
+        assert histogram["0"] == 8 * (4 * 3 // 2)  # hosts of one rack share a switch everywhere
+    best = planes["best of planes"]
+    assert all(best["mean"] <= planes[f"plane {p}"]["mean"] for p in range(4))
+    assert best["max"] <= min(planes[f"plane {p}"]["max"] for p in range(4))
+
+
+def test_single_plane_topo_show_has_no_plane_section() -> None:
+    assert "planes" not in topology_stats(load_fabric(ROOT / "inventories" / "hand-6.yaml")[1])
