@@ -108,9 +108,9 @@ def test_rpc_round_is_one_rtt_plus_serialisation_on_an_idle_network(transport: s
     packet_ps, header_ps = (1500 + 64) * 8 * 100, 64 * 8 * 100
     one_way = 3 * packet_ps + 3 * US  # three store-and-forward hops, three 1 us links
     # Each side ACKs before it answers: the server the request, the client the last response.
-    assert all(
-        2 * one_way <= t <= 2 * one_way + 6 * header_ps + 2 * packet_ps for t in times
-    ), times
+    assert all(2 * one_way <= t <= 2 * one_way + 6 * header_ps + 2 * packet_ps for t in times), (
+        times
+    )
     summary = result.summary()
     assert summary["rounds"] == summary["rounds_finished"] == 8
 
