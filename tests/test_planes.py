@@ -301,3 +301,15 @@ def test_verify_walks_each_plane_and_passes(inventory: Path, tmp_path: Path) -> 
     walks = 2 * int((sizes * (sizes - 1)).sum())  # 2 layers, ordered pairs within planes
     assert f"{walks} walks" in result.stdout
     assert "PASS" in result.stdout
+
+
+def test_topo_generate_writes_a_planes_inventory(tmp_path: Path) -> None:
+    out = tmp_path / "planes.yaml"
+    args = ["topo", "generate", "jellyfish", "--param", "nr=6", "--param", "k=3", "--param",
+            "p=1", "--param", "planes=2", "--param", "heterogeneous=true", "-o", str(out)]
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 0, result.output
+    fabric = load_fabric(out)[1]
+    assert fabric.planes == 2 and len(fabric.switches) == 12
+    assert all(len(h.uplinks) == 2 for h in fabric.hosts)
+    assert plane_edges(fabric, 0) != plane_edges(fabric, 1)
