@@ -52,6 +52,20 @@ class HostLayer:
 
 
 @dataclass(frozen=True)
+class HostUplink:
+    """A host's interface into one plane (parallel dataplanes): eth<plane>, its layer
+    addresses in that plane, and the plane's address block it routes there."""
+
+    plane: int
+    device: str
+    switch: str
+    port: str
+    layers: list[HostLayer]
+    pool_v4: str | None
+    pool_v6: str | None
+
+
+@dataclass(frozen=True)
 class MptcpEndpoint:
     address: str
     device: str
@@ -76,16 +90,20 @@ class HostView:
     mptcp_endpoints: list[MptcpEndpoint]
     mptcp_limit: int
     pacing_mbit: int | None = None  # tc rate of the uplink's shaping, when asked for
+    # One per plane, plane 0 first (its layers are `layers`); one entry with one plane.
+    uplinks: tuple[HostUplink, ...] = ()
 
     @property
     def mptcp_dual_stack(self) -> bool:
         return len({e.family for e in self.mptcp_endpoints}) == 2
 
 
-def _address(tables: FamilyTables | None, layer: int, host: int) -> str | None:
+def _address(
+    tables: FamilyTables | None, layer: int, host: int, plane: int = 0
+) -> str | None:
     if tables is None:
         return None
-    return f"{tables.hosts[layer][host]}/{tables.host_prefix_len}"
+    return f"{tables.host_address(plane, layer, host)}/{tables.host_prefix_len}"
 
 
 def _gateway(tables: FamilyTables | None, layer: int, switch: int, plan: AddressPlan) -> str | None:
@@ -123,14 +141,19 @@ def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
     return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
 
 
-def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
-    h, s = host.index, host.switch
-    layers = [
+def plane_device(plane: int) -> str:
+    """The host interface into a plane: eth0 for plane 0 (the single-plane uplink), eth1, ..."""
+    return f"eth{plane}"
+
+
+def _plane_layers(plan: AddressPlan, host: Host, plane: int) -> list[HostLayer]:
+    h, s = host.index, host.uplinks[plane].switch
+    return [
         HostLayer(
             number=i + 1,
             vlan=plan.vlans[i] if plan.vlans else None,
-            v4=_address(plan.v4, i, h),
-            v6=_address(plan.v6, i, h),
+            v4=_address(plan.v4, i, h, plane),
+            v6=_address(plan.v6, i, h, plane),
             gateway_v4=_gateway(plan.v4, i, s, plan),
             gateway_v6=_gateway(plan.v6, i, s, plan),
             neighbours_v4=_neighbours(plan.v4, i, h, plan),
@@ -138,7 +161,39 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
         )
         for i in range(plan.layer_count)
     ]
-    endpoints = mptcp_endpoints(UPLINK, layers)
+
+
+def _host_uplinks(fabric: Fabric, plan: AddressPlan, host: Host) -> tuple[HostUplink, ...]:
+    return tuple(
+        HostUplink(
+            plane=u.plane,
+            device=plane_device(u.plane),
+            switch=fabric.switches[u.switch].name,
+            port=u.port,
+            layers=_plane_layers(plan, host, u.plane),
+            pool_v4=plan.v4.plane_pools[u.plane] if plan.v4 else None,
+            pool_v6=plan.v6.plane_pools[u.plane] if plan.v6 else None,
+        )
+        for u in host.uplinks
+    )
+
+
+def plane_mptcp_endpoints(uplinks: tuple[HostUplink, ...]) -> list[MptcpEndpoint]:
+    """Every (plane, layer) address but the first, each on its plane's device: a connection
+    gets a subflow per layer of every plane (K x N), IPv6 ones first."""
+    further = [(u.device, la) for u in uplinks for la in u.layers][1:]
+    v6 = [MptcpEndpoint(la.address_v6, dev) for dev, la in further if la.address_v6]
+    v4 = [MptcpEndpoint(la.address_v4, dev) for dev, la in further if la.address_v4]
+    return v6 + v4
+
+
+def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
+    h, s = host.index, host.switch
+    layers = _plane_layers(plan, host, 0)
+    uplinks = _host_uplinks(fabric, plan, host)
+    endpoints = (
+        mptcp_endpoints(UPLINK, layers) if len(uplinks) == 1 else plane_mptcp_endpoints(uplinks)
+    )
     return HostView(
         name=host.name,
         switch=fabric.switches[s].name,
@@ -152,6 +207,7 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
         mptcp_endpoints=endpoints,
         mptcp_limit=mptcp_limit(endpoints),
         pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
+        uplinks=uplinks,
     )
 
 
@@ -162,6 +218,6 @@ def render_host(view: HostView) -> str:
 def addresses_csv(fabric: Fabric, plan: AddressPlan) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["host", "layer", "address"])
+    writer.writerow(["host", "plane", "layer", "address"])
     writer.writerows(plan.address_rows(fabric))
     return buffer.getvalue()

@@ -27,7 +27,10 @@ from .run import (
     DROP_POLICIES,
     LAYER_POLICIES,
     LOAD_BALANCING,
+    PATH_CHOICES,
+    PLANE_CHOICES,
     ROUTING,
+    SUBFLOW_TRANSPORTS,
     TRANSPORTS,
     SimConfig,
     simulate,
@@ -46,7 +49,12 @@ from .workloads import (
     make_workload,
     parse_bytes,
     parse_duration_ps,
+    rpc_workload,
 )
+
+# `--workload rpc`: ping-pong rounds (request of one MTU, response of --size) between each host
+# and its permutation peer, rather than a traffic pattern of independent flows.
+RPC = "rpc"
 
 EXIT_USER_ERROR = 2
 console = make_console()
@@ -100,8 +108,10 @@ def simulate_command(
         "permutation",
         "--workload",
         "-w",
-        help=f"Traffic pattern ({', '.join(PATTERNS)}) or htsim connection matrix file.",
+        help=f"Traffic pattern ({', '.join(PATTERNS)}), 'rpc' (ping-pong rounds between "
+        "permutation peers: one-MTU requests, --size responses) or htsim connection matrix file.",
     ),
+    rounds: int = typer.Option(10, "--rounds", help="rpc: request-response rounds per client."),
     offset: int | None = typer.Option(
         None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
     ),
@@ -115,6 +125,28 @@ def simulate_command(
         None, "--lambda", help="Poisson arrivals: flows per second per host (default: one wave)."
     ),
     transport: str = typer.Option("ndp", "--transport", help="|".join(TRANSPORTS)),
+    subflows_per_plane: int = typer.Option(
+        1, "--subflows-per-plane", help="mptcp: subflows in each plane (1..32)."
+    ),
+    path_choice: str = typer.Option(
+        "kshortest",
+        "--path-choice",
+        help="mptcp: subflow paths in a plane, "
+        + "|".join(PATH_CHOICES)
+        + " (k equal-cost minimal paths, or one FatPaths layer each).",
+    ),
+    subflow_transport: str = typer.Option(
+        "tcp",
+        "--subflow-transport",
+        help="mptcp: subflows' congestion control, " + "|".join(SUBFLOW_TRANSPORTS) + ".",
+    ),
+    plane_choice: str = typer.Option(
+        "hash",
+        "--plane-choice",
+        help="Multi-plane fabrics: plane of each single-path flow, "
+        + "|".join(PLANE_CHOICES)
+        + ".",
+    ),
     lb: str = typer.Option("fatpaths", "--lb", help="|".join(LOAD_BALANCING)),
     compare: str | None = typer.Option(
         None,
@@ -234,6 +266,11 @@ def simulate_command(
 
     Each run writes into a directory of its own: -o DIR, or one under OUT/sim named by it."""
     schemes = _schemes(compare, lb)
+    if transport == "mptcp":
+        if compare:
+            raise _fail("--compare needs a single-path transport; mptcp picks its own paths")
+        # Named for where the subflows' paths come from (--path-choice), not --lb.
+        schemes = ["fatpaths" if path_choice == "layers" else "ecmp"]
     if routing not in ROUTING:
         raise _fail(f"--routing {routing!r}: expected one of {', '.join(ROUTING)}")
     if transport not in TRANSPORTS:
@@ -244,6 +281,7 @@ def simulate_command(
         preset = resolve_profile(profile, transport)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    size_given = size is not None
     size = size or preset.size or "1MB"
     arrival_rate = arrival_rate if arrival_rate is not None else preset.arrival_rate
     duration = duration or preset.duration
@@ -263,7 +301,16 @@ def simulate_command(
             network = network.with_options(host_gbps=host_gbps)
         duration_ps = parse_duration_ps(duration) if duration else None
         warmup_ps = _warmup_ps(warmup, duration_ps)
-        if from_file:
+        if workload == RPC:
+            flows = rpc_workload(
+                network,
+                rounds=rounds,
+                request_bytes=mtu,
+                response_bytes=parse_bytes(size) if size_given else mtu,
+                seed=seed,
+                offset=offset,
+            )
+        elif from_file:
             nodes, flows = read_connection_matrix(workload)
             if nodes != network.n_hosts:
                 raise _fail(f"{workload}: {nodes} nodes, the fabric has {network.n_hosts} hosts")
@@ -321,6 +368,11 @@ def simulate_command(
         "pfc_xoff": pfc_xoff,
         "pfc_xon": pfc_xon,
         "compiled_baselines": compiled_baselines,
+        "rounds": rounds if workload == RPC else None,
+        "plane_choice": plane_choice,
+        "subflows_per_plane": subflows_per_plane if transport == "mptcp" else None,
+        "path_choice": path_choice if transport == "mptcp" else None,
+        "subflow_transport": subflow_transport if transport == "mptcp" else None,
     }
     label = Path(workload).stem if from_file else workload
     name = run_name(schemes, transport, label, None if from_file else size, arrival_rate, seed)
@@ -339,6 +391,10 @@ def simulate_command(
             lossless=lossless,
             pfc_xoff_packets=pfc_xoff,
             pfc_xon_packets=pfc_xon,
+            plane_choice=plane_choice,
+            subflows_per_plane=subflows_per_plane,
+            path_choice=path_choice,
+            subflow_transport=subflow_transport,
         )
         base = replace(
             switch_side,
@@ -504,6 +560,15 @@ def _print_table(results: dict[str, SimResult]) -> None:
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
+    for scheme, result in results.items():
+        rounds = result.summary().get("round_time")
+        if isinstance(rounds, dict) and rounds["count"]:
+            console.print(
+                f"{scheme}: {rounds['count']} rpc rounds, completion time median "
+                f"{_figure(rounds['median_us'], 2)} µs, p99 {_figure(rounds['p99_us'], 2)} µs, "
+                f"max {_figure(rounds['max_us'], 2)} µs",
+                markup=False,
+            )
     if any(r.summary()["flows_unfinished"] for r in results.values()):
         console.print("≥: unfinished flows counted at their elapsed time (lower bounds)")
     warm = int(first.summary()["flows_warmup"])  # type: ignore[call-overload]

@@ -230,6 +230,9 @@ class _Checker:
         edges = self.fabric.edges
         self.link_ends = edges.astype(np.int64)
         self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
+        # Routes join the switches of one plane; pairs across planes have none by design.
+        plane_of = self.fabric.plane_of_switch
+        self.routed_pairs = ~np.eye(self.nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])
 
     @property
     def table_count(self) -> int:
@@ -448,8 +451,7 @@ class _Checker:
         self, table: int, hop: np.ndarray, sound: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Walk every pair of one table; returns failed (source, destination, faulty switch)."""
-        nr = self.nr
-        s, t = np.nonzero(~np.eye(nr, dtype=bool))
+        s, t = np.nonzero(self.routed_pairs)
         current = s.copy()
         layer = self.index.layer_of_table(table) - 1
         rank = self.ranks[layer]
@@ -520,7 +522,7 @@ class _Checker:
         # Consequences of each faulty hop (table, s, t): broken walks and one example path.
         broken: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
         counts: dict[tuple[int, int, int], int] = defaultdict(int)
-        off_diagonal = ~np.eye(self.nr, dtype=bool)
+        off_diagonal = self.routed_pairs
         for table in range(self.table_count):
             first = row[table]
             sound = np.zeros((self.nr, self.nr), dtype=bool)
@@ -678,18 +680,19 @@ class _Checker:
         host = hosts.get(want.owner)
         if host is None:
             return
-        switch = self.names[host.switch]
+        uplink = host.uplinks[want.plane]
+        switch = self.names[uplink.switch]
         if switch not in self.parsed.host_route_switches:
             return
-        if (switch, host.port, canonical_address(want.address)) in host_routes:
+        if (switch, uplink.port, canonical_address(want.address)) in host_routes:
             return
         self.add(
             Finding(
                 MISSING_HOST_ADDRESS,
                 f"{switch} has no host route to {want.owner}'s layer {want.layer} address "
-                f"{want.address.split('/')[0]} on {host.port}: the host is unreachable in "
+                f"{want.address.split('/')[0]} on {uplink.port}: the host is unreachable in "
                 "that layer",
-                self.switch_location(host.switch, "interfaces"),
+                self.switch_location(uplink.switch, "interfaces"),
                 want.layer,
                 switch,
                 want.owner,
@@ -784,7 +787,9 @@ class _Checker:
             for entry in parsed.host_routes
         }
         hosts = {h.name: h for h in self.fabric.hosts}
-        switches_with_hosts = {self.names[h.switch] for h in self.fabric.hosts}
+        switches_with_hosts = {
+            self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks
+        }
         for want in self.index.expected:
             key = (want.owner, want.address)
             expected_keys.add(key)

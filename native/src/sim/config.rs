@@ -12,6 +12,9 @@ pub enum TransportKind {
     Tcp,
     /// DCTCP: NewReno plus ECN-proportional window reduction.
     Dctcp,
+    /// Multipath TCP: TCP or DCTCP subflows over several planes and paths, with coupled
+    /// congestion avoidance (`mptcp` module).
+    Mptcp,
 }
 
 impl TransportKind {
@@ -20,6 +23,7 @@ impl TransportKind {
             "ndp" => Some(TransportKind::Ndp),
             "tcp" => Some(TransportKind::Tcp),
             "dctcp" => Some(TransportKind::Dctcp),
+            "mptcp" => Some(TransportKind::Mptcp),
             _ => None,
         }
     }
@@ -69,6 +73,67 @@ impl LoadBalancing {
             "letflow" => Some(LoadBalancing::LetFlow),
             "fatpaths" => Some(LoadBalancing::FatPaths),
             _ => None,
+        }
+    }
+}
+
+/// How a single-path flow on a host with one NIC per plane picks its plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaneChoice {
+    /// A hash of the flow (ECMP across planes).
+    Hash,
+    /// Each source host cycles through its planes, flow after flow in start order.
+    RoundRobin,
+    /// The plane with the fewest switch hops between the two hosts' switches (ties by hash).
+    FewestHops,
+}
+
+impl PlaneChoice {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "hash" => Some(PlaneChoice::Hash),
+            "round-robin" => Some(PlaneChoice::RoundRobin),
+            "fewest-hops" => Some(PlaneChoice::FewestHops),
+            _ => None,
+        }
+    }
+}
+
+/// The path of each MPTCP subflow inside its plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubflowPaths {
+    /// The k-th subflow of a plane takes the k-th of the minimal paths that consecutive
+    /// entropy values enumerate (distinct while the plane has that many equal-cost paths).
+    KShortest,
+    /// The k-th subflow of a plane takes FatPaths layer k (cycling through the allowed layers).
+    Layers,
+}
+
+impl SubflowPaths {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "kshortest" => Some(SubflowPaths::KShortest),
+            "layers" => Some(SubflowPaths::Layers),
+            _ => None,
+        }
+    }
+}
+
+/// MPTCP's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MptcpParams {
+    pub subflows_per_plane: u8,
+    pub paths: SubflowPaths,
+    /// Subflows react to ECN marks as DCTCP does (else NewReno).
+    pub dctcp_subflows: bool,
+}
+
+impl Default for MptcpParams {
+    fn default() -> Self {
+        MptcpParams {
+            subflows_per_plane: 1,
+            paths: SubflowPaths::KShortest,
+            dctcp_subflows: false,
         }
     }
 }
@@ -124,6 +189,9 @@ pub struct SimConfig {
     pub pfc_xoff_bytes: u64,
     /// Bytes below which a paused upstream is resumed.
     pub pfc_xon_bytes: u64,
+    /// Plane of single-path flows on multi-plane fabrics.
+    pub plane_choice: PlaneChoice,
+    pub mptcp: MptcpParams,
 }
 
 impl Default for SimConfig {
@@ -155,6 +223,8 @@ impl Default for SimConfig {
             lossless: false,
             pfc_xoff_bytes: 8 * 9000,
             pfc_xon_bytes: 4 * 9000,
+            plane_choice: PlaneChoice::Hash,
+            mptcp: MptcpParams::default(),
         }
     }
 }
