@@ -83,24 +83,46 @@ fn read_lines(text: &[u8]) -> FileLines<'_> {
     lines
 }
 
-fn intern<'a>(ids: &mut HashMap<&'a [u8], u32>, names: &mut Vec<String>, word: &'a [u8]) -> u32 {
-    *ids.entry(word).or_insert_with(|| {
+/// Name tables being filled: ids by name, and the names in id order.
+#[derive(Default)]
+struct Names {
+    ids: HashMap<Vec<u8>, u32>,
+}
+
+impl Names {
+    fn id(&mut self, names: &mut Vec<String>, word: &[u8]) -> u32 {
+        if let Some(&id) = self.ids.get(word) {
+            return id;
+        }
         names.push(String::from_utf8_lossy(word).into_owned());
-        names.len() as u32 - 1
-    })
+        let id = names.len() as u32 - 1;
+        self.ids.insert(word.to_vec(), id);
+        id
+    }
 }
 
 /// Route lines of every text (one per file), parsed in parallel and numbered in input order.
 pub fn read_route_lines(texts: &[Vec<u8>]) -> RouteLines {
+    let mut out = RouteLines::default();
+    let (mut prefixes, mut hops) = (Names::default(), Names::default());
+    add_route_lines(&mut out, &mut prefixes, &mut hops, texts, 0);
+    out
+}
+
+/// Adds the route lines of `texts`, the files numbered from `first`.
+fn add_route_lines(
+    out: &mut RouteLines,
+    prefixes: &mut Names,
+    hops: &mut Names,
+    texts: &[Vec<u8>],
+    first: u32,
+) {
     let parsed: Vec<Option<FileLines<'_>>> = texts
         .par_iter()
         .map(|text| plain(text).then(|| read_lines(text)))
         .collect();
-    let mut out = RouteLines::default();
-    let mut prefix_ids = HashMap::new();
-    let mut hop_ids = HashMap::new();
     for (file, lines) in parsed.iter().enumerate() {
-        let file = file as u32;
+        let file = first + file as u32;
         let Some(lines) = lines else {
             out.unread.push(file);
             continue;
@@ -108,16 +130,33 @@ pub fn read_route_lines(texts: &[Vec<u8>]) -> RouteLines {
         for &(line, prefix, hop) in &lines.routes {
             out.file.push(file);
             out.line.push(line);
-            out.prefix
-                .push(intern(&mut prefix_ids, &mut out.prefix_names, prefix));
-            out.hop.push(intern(&mut hop_ids, &mut out.hop_names, hop));
+            out.prefix.push(prefixes.id(&mut out.prefix_names, prefix));
+            out.hop.push(hops.id(&mut out.hop_names, hop));
         }
         for &(line, text) in &lines.other {
             out.other
                 .push((file, line, String::from_utf8_lossy(text).into_owned()));
         }
     }
-    out
+}
+
+/// Files read per parallel batch: enough to keep both cores busy, few enough that a large
+/// fabric's configs (hundreds of MB) are never all in memory at once.
+const FILES_PER_BATCH: usize = 64;
+
+/// Route lines of the files at `paths`, read and parsed a batch at a time.
+pub fn read_route_files(paths: &[String]) -> std::io::Result<RouteLines> {
+    let mut out = RouteLines::default();
+    let (mut prefixes, mut hops) = (Names::default(), Names::default());
+    for (batch, chunk) in paths.chunks(FILES_PER_BATCH).enumerate() {
+        let texts = chunk
+            .par_iter()
+            .map(std::fs::read)
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let first = (batch * FILES_PER_BATCH) as u32;
+        add_route_lines(&mut out, &mut prefixes, &mut hops, &texts, first);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -163,6 +202,26 @@ mod tests {
     }
 
     #[test]
+    fn files_read_in_batches_number_and_intern_across_batches() {
+        let dir = std::env::temp_dir().join(format!("route-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let count = FILES_PER_BATCH + 3;
+        let paths: Vec<String> = (0..count)
+            .map(|i| {
+                let path = dir.join(format!("{i}.conf"));
+                std::fs::write(&path, format!("ip route p{} h\n", i % 2)).unwrap();
+                path.to_string_lossy().into_owned()
+            })
+            .collect();
+        let read = read_route_files(&paths).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(read.file, (0..count as u32).collect::<Vec<_>>());
+        assert_eq!(read.prefix_names, ["p0", "p1"]);
+        assert_eq!(read.hop_names, ["h"]);
+        assert_eq!(read.prefix[count - 1], ((count - 1) % 2) as u32);
+    }
+
+    #[test]
     fn a_statement_needs_its_trailing_space_and_four_words() {
         let texts = vec![b"ip route\tx y\nip  route x y\nipv6 route x y z\n".to_vec()];
         let read = read_route_lines(&texts);
@@ -193,14 +252,7 @@ pub mod python {
     /// the files to be read by Python instead (text Python would split differently).
     #[pyfunction]
     pub fn read_route_lines<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Read<'py>> {
-        let read = py.detach(|| -> std::io::Result<super::RouteLines> {
-            use rayon::prelude::*;
-            let texts = paths
-                .par_iter()
-                .map(std::fs::read)
-                .collect::<std::io::Result<Vec<_>>>()?;
-            Ok(super::read_route_lines(&texts))
-        })?;
+        let read = py.detach(|| super::read_route_files(&paths))?;
         Ok((
             read.prefix_names,
             read.hop_names,
