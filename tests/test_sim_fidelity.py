@@ -120,7 +120,7 @@ def test_simulate_refuses_bad_sources(tmp_path: Path) -> None:
     runner = CliRunner()
     neither = runner.invoke(cli(), ["simulate", "-o", str(tmp_path / "a")])
     assert neither.exit_code == 2 and "--generate" in neither.output
-    bad = runner.invoke(cli(), ["simulate", "--generate", "slimfly", "-p", "q=4", "-o",
+    bad = runner.invoke(cli(), ["simulate", "--generate", "slimfly", "-p", "q=6", "-o",
                                 str(tmp_path / "b")])  # fmt: skip
     assert bad.exit_code == 2 and "slimfly" in bad.output
     assert not (tmp_path / "b").exists()
