@@ -12,22 +12,42 @@ a v4 socket skips v6 addresses, but a dual-stack v6 socket takes v4 ones. So IPv
 first and the limits equal one family's endpoint count: a v6 connection fills its budget with
 v6 addresses before any v4 one is offered, and a v4 connection skips the v6 announcements
 (they do not count) and takes its v4 ones.
+
+Parallel dataplanes (P-Net): one uplink per plane (eth0 for plane 0, eth1 for plane 1, ...),
+one address per plane and layer on its plane's uplink, and one route per layer block through
+that plane's gateway with the host's own address of that layer as source, so the destination
+address picks plane and layer and a reply comes back the same way. Every address but the first
+is an MPTCP `signal` endpoint on its plane's device: one connection, one subflow per plane and
+layer. Low-latency traffic takes, per destination, the plane with the fewest switch hops: the
+host's `<name>.low-latency.csv` names that plane and the destination address to connect to.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import ipaddress
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.addressing import AddressPlan, FamilyTables
 from fatpaths_cfg.fabric import Fabric, Host
 from fatpaths_cfg.render.environment import environment
 
 UPLINK = "eth0"
+LOW_LATENCY_HEADER = ["destination", "plane", "hops", "address", "source"]
 # The in-kernel MPTCP path manager caps both limits at 8.
 MPTCP_MAX_LIMIT = 8
+
+
+def plane_device(plane: int) -> str:
+    """A host's uplink into a plane: plane 0 keeps the single-plane name."""
+    return f"eth{plane}"
 
 
 @dataclass(frozen=True)
@@ -41,6 +61,10 @@ class HostLayer:
     # VLAN encoding: (address, MAC) of every other host in this layer.
     neighbours_v4: list[tuple[str, str]]
     neighbours_v6: list[tuple[str, str]]
+    plane: int = 0
+    # Multi-plane prefix encoding: the address blocks this layer's routes cover.
+    blocks_v4: list[str] = field(default_factory=list)
+    blocks_v6: list[str] = field(default_factory=list)
 
     @property
     def address_v4(self) -> str | None:
@@ -49,6 +73,24 @@ class HostLayer:
     @property
     def address_v6(self) -> str | None:
         return self.v6.split("/")[0] if self.v6 else None
+
+    @property
+    def uplink(self) -> str:
+        return plane_device(self.plane)
+
+    @property
+    def device(self) -> str:
+        return layer_device(self.uplink, self)
+
+
+@dataclass(frozen=True)
+class HostUplink:
+    """One cable of a host: its device and the switch port it plugs into."""
+
+    plane: int
+    device: str
+    switch: str
+    port: str
 
 
 @dataclass(frozen=True)
@@ -76,10 +118,18 @@ class HostView:
     mptcp_endpoints: list[MptcpEndpoint]
     mptcp_limit: int
     pacing_mbit: int | None = None  # tc rate of the uplink's shaping, when asked for
+    uplinks: list[HostUplink] = field(default_factory=list)
 
     @property
     def mptcp_dual_stack(self) -> bool:
         return len({e.family for e in self.mptcp_endpoints}) == 2
+
+    @property
+    def planes(self) -> int:
+        return len(self.uplinks)
+
+    def layers_of_plane(self, plane: int) -> list[HostLayer]:
+        return [layer for layer in self.layers if layer.plane == plane]
 
 
 def _address(tables: FamilyTables | None, layer: int, host: int) -> str | None:
@@ -108,11 +158,12 @@ def layer_device(uplink: str, layer: HostLayer) -> str:
     return uplink if layer.vlan is None else f"{uplink}.{layer.vlan}"
 
 
-def mptcp_endpoints(uplink: str, layers: list[HostLayer]) -> list[MptcpEndpoint]:
-    """The further layers' addresses to announce, every IPv6 one before any IPv4 one."""
+def mptcp_endpoints(layers: list[HostLayer]) -> list[MptcpEndpoint]:
+    """Every address but the first (plane 0, layer 1) to announce, on its plane's device,
+    every IPv6 one before any IPv4 one."""
     further = layers[1:]
-    v6 = [MptcpEndpoint(la.address_v6, layer_device(uplink, la)) for la in further if la.address_v6]
-    v4 = [MptcpEndpoint(la.address_v4, layer_device(uplink, la)) for la in further if la.address_v4]
+    v6 = [MptcpEndpoint(la.address_v6, la.device) for la in further if la.address_v6]
+    v4 = [MptcpEndpoint(la.address_v4, la.device) for la in further if la.address_v4]
     return v6 + v4
 
 
@@ -123,10 +174,72 @@ def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
     return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
 
 
-def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
-    h, s = host.index, host.switch
-    layers = [
-        HostLayer(
+def layer_planes(plan: AddressPlan) -> list[int]:
+    """The plane of each layer of the address plan."""
+    planes: list[int] | None = getattr(plan, "layer_planes", None)
+    return list(planes) if planes else [0] * plan.layer_count
+
+
+def covering_blocks(subnets: list[str], others: list[str]) -> list[str]:
+    """The smallest prefix holding every subnet of a layer, so a host needs one route per
+    layer; the subnets themselves if that prefix would also catch another layer's subnet."""
+    networks = [ipaddress.ip_network(s) for s in subnets]
+    low = min(int(n.network_address) for n in networks)
+    high = max(int(n.broadcast_address) for n in networks)
+    bits = networks[0].max_prefixlen
+    length = bits - (low ^ high).bit_length()
+    block = ipaddress.ip_network((low >> (bits - length) << (bits - length), length))
+    if any(ipaddress.ip_network(o).subnet_of(block) for o in others):  # type: ignore[arg-type]
+        return subnets
+    return [str(block)]
+
+
+class HostPlanner:
+    """Host plans of one fabric: what every host plan shares (layer blocks, plane hop
+    counts) worked out once."""
+
+    def __init__(self, fabric: Fabric, plan: AddressPlan) -> None:
+        self.fabric = fabric
+        self.plan = plan
+        self.planes = layer_planes(plan)
+
+    @property
+    def multi_plane(self) -> bool:
+        return self.fabric.planes > 1
+
+    def _blocks(self, tables: FamilyTables | None) -> list[list[str]]:
+        if tables is None or not self.multi_plane or self.plan.encoding != "prefix":
+            return [[] for _ in range(self.plan.layer_count)]
+        rows = tables.subnets
+        return [
+            covering_blocks(row, [s for j, other in enumerate(rows) if j != i for s in other])
+            for i, row in enumerate(rows)
+        ]
+
+    @cached_property
+    def blocks_v4(self) -> list[list[str]]:
+        return self._blocks(self.plan.v4)
+
+    @cached_property
+    def blocks_v6(self) -> list[list[str]]:
+        return self._blocks(self.plan.v6)
+
+    @cached_property
+    def switch_hops(self) -> np.ndarray:
+        """Switch-to-switch hop counts over every link: links never cross planes, so within a
+        plane these are the plane's shortest paths (its minimal layer)."""
+        nr = self.fabric.nr
+        edges = self.fabric.edges
+        graph = sp.coo_matrix(
+            (np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(nr, nr)
+        ).tocsr()
+        return shortest_path(graph, directed=False, unweighted=True)
+
+    def layer(self, host: Host, i: int) -> HostLayer:
+        plan, h = self.plan, host.index
+        plane = self.planes[i]
+        s = host.uplinks[plane].switch
+        return HostLayer(
             number=i + 1,
             vlan=plan.vlans[i] if plan.vlans else None,
             v4=_address(plan.v4, i, h),
@@ -135,28 +248,82 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
             gateway_v6=_gateway(plan.v6, i, s, plan),
             neighbours_v4=_neighbours(plan.v4, i, h, plan),
             neighbours_v6=_neighbours(plan.v6, i, h, plan),
+            plane=plane,
+            blocks_v4=self.blocks_v4[i],
+            blocks_v6=self.blocks_v6[i],
         )
-        for i in range(plan.layer_count)
-    ]
-    endpoints = mptcp_endpoints(UPLINK, layers)
-    return HostView(
-        name=host.name,
-        switch=fabric.switches[s].name,
-        port=host.port,
-        uplink=UPLINK,
-        encoding=plan.encoding,
-        mac=plan.host_macs[h] if plan.host_macs else None,
-        layers=layers,
-        pools_v4=plan.v4.pools if plan.v4 else [],
-        pools_v6=plan.v6.pools if plan.v6 else [],
-        mptcp_endpoints=endpoints,
-        mptcp_limit=mptcp_limit(endpoints),
-        pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
-    )
+
+    def view(self, host: Host) -> HostView:
+        fabric, plan = self.fabric, self.plan
+        layers = [self.layer(host, i) for i in range(plan.layer_count)]
+        endpoints = mptcp_endpoints(layers)
+        uplinks = [
+            HostUplink(u.plane, plane_device(u.plane), fabric.switches[u.switch].name, u.port)
+            for u in host.uplinks
+        ]
+        return HostView(
+            name=host.name,
+            switch=fabric.switches[host.switch].name,
+            port=host.port,
+            uplink=UPLINK,
+            encoding=plan.encoding,
+            mac=plan.host_macs[host.index] if plan.host_macs else None,
+            layers=layers,
+            pools_v4=plan.v4.pools if plan.v4 else [],
+            pools_v6=plan.v6.pools if plan.v6 else [],
+            mptcp_endpoints=endpoints,
+            mptcp_limit=mptcp_limit(endpoints),
+            pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
+            uplinks=uplinks,
+        )
+
+    def low_latency_plane(self, host: Host, destination: Host) -> tuple[int, int]:
+        """(plane, switch hops) of the plane with the fewest hops between the two hosts'
+        switches; the lowest such plane on a tie, so the choice is stable."""
+        hops = self.switch_hops
+        counts = [
+            hops[mine.switch, theirs.switch]
+            for mine, theirs in zip(host.uplinks, destination.uplinks, strict=False)
+        ]
+        best = int(np.argmin(counts))
+        return best, int(counts[best])
+
+    def first_layer_of_plane(self, plane: int) -> int:
+        return self.planes.index(plane)
+
+    def low_latency_csv(self, host: Host) -> str:
+        """Per destination host and family: the fewest-hop plane, its hop count, the
+        destination's address on that plane's first (minimal) layer, and this host's own
+        address there, the source its route picks."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(LOW_LATENCY_HEADER)
+        families = [t for t in (self.plan.v6, self.plan.v4) if t is not None]
+        for destination in self.fabric.hosts:
+            if destination.index == host.index:
+                continue
+            plane, hops = self.low_latency_plane(host, destination)
+            layer = self.first_layer_of_plane(plane)
+            for tables in families:
+                writer.writerow(
+                    [
+                        destination.name,
+                        plane,
+                        hops,
+                        tables.hosts[layer][destination.index],
+                        tables.hosts[layer][host.index],
+                    ]
+                )
+        return buffer.getvalue()
+
+
+def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
+    return HostPlanner(fabric, plan).view(host)
 
 
 def render_host(view: HostView) -> str:
-    return environment().get_template("hosts/host.sh.j2").render(host=view)
+    template = "hosts/host_planes.sh.j2" if view.planes > 1 else "hosts/host.sh.j2"
+    return environment().get_template(template).render(host=view)
 
 
 def addresses_csv(fabric: Fabric, plan: AddressPlan) -> str:
