@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from fatpaths_cfg.api import load_fabric
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
 
 
@@ -46,3 +49,90 @@ def test_host_rejects_inconsistent_uplinks() -> None:
         Host(0, "h", 1, "e2", 1.0, None, (Uplink(0, 0, "e2"),))
     with pytest.raises(ValueError, match="one per plane"):
         Host(0, "h", 0, "e2", 1.0, None, (Uplink(0, 0, "e2"), Uplink(0, 1, "e2")))
+
+
+ROOT = Path(__file__).resolve().parent.parent
+HAND = ROOT / "inventories" / "hand-2planes.yaml"
+JELLYFISH = ROOT / "inventories" / "jellyfish-4planes.yaml"
+
+
+def fabric_of(tmp_path: Path, text: str) -> Fabric:
+    path = tmp_path / "inventory.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_fabric(path)[1]
+
+
+def plane_edges(fabric: Fabric, plane: int) -> set[tuple[str, str]]:
+    """A plane's links by switch names without the plane prefix."""
+    def rack(switch: int) -> str:
+        return fabric.switches[switch].name.split("-", 1)[1]
+
+    return {
+        tuple(sorted((rack(link.a), rack(link.b))))  # type: ignore[misc]
+        for link in fabric.links
+        if fabric.switches[link.a].plane == plane
+    }
+
+
+def test_hand_written_two_planes() -> None:
+    fabric = load_fabric(HAND)[1]
+    assert fabric.planes == 2
+    assert [fabric.switches[s].name for s in fabric.switches_of_plane(1)] == [
+        "b1", "b2", "b3", "b4"
+    ]
+    for host in fabric.hosts:
+        assert len(host.uplinks) == 2
+        assert [fabric.switches[u.switch].plane for u in host.uplinks] == [0, 1]
+    for link in fabric.links:
+        assert fabric.switches[link.a].plane == fabric.switches[link.b].plane
+
+
+def test_planes_inferred_from_uplink_order_match_the_explicit_ones(tmp_path: Path) -> None:
+    text = HAND.read_text(encoding="utf-8").replace(", plane: 0", "").replace(", plane: 1", "")
+    assert "plane: 0" not in text and "plane: 1" not in text
+    inferred = fabric_of(tmp_path, text)
+    explicit = load_fabric(HAND)[1]
+    assert [s.plane for s in inferred.switches] == [s.plane for s in explicit.switches]
+    assert inferred.hosts == explicit.hosts
+
+
+def test_uplinks_listed_out_of_plane_order_are_sorted_by_plane(tmp_path: Path) -> None:
+    text = HAND.read_text(encoding="utf-8").replace(
+        "[a2:Ethernet3, b2:Ethernet3]", "[b2:Ethernet3, a2:Ethernet3]"
+    )
+    fabric = fabric_of(tmp_path, text)
+    assert fabric.hosts == load_fabric(HAND)[1].hosts
+
+
+def test_heterogeneous_planes_differ_and_homogeneous_repeat(tmp_path: Path) -> None:
+    mixed = load_fabric(JELLYFISH)[1]
+    assert mixed.planes == 4
+    assert len({frozenset(plane_edges(mixed, p)) for p in range(4)}) == 4
+    same = fabric_of(
+        tmp_path,
+        JELLYFISH.read_text(encoding="utf-8").replace(
+            "heterogeneous: true", "heterogeneous: false"
+        ),
+    )
+    assert len({frozenset(plane_edges(same, p)) for p in range(4)}) == 1
+    # Plane 0 is the single-plane fabric of the same seed.
+    assert plane_edges(same, 0) == plane_edges(mixed, 0)
+
+
+def test_generated_planes_are_deterministic_and_cable_each_rack_in_every_plane() -> None:
+    first, again = load_fabric(JELLYFISH)[1], load_fabric(JELLYFISH)[1]
+    assert first.links == again.links and first.hosts == again.hosts
+    assert len(first.hosts) == 8 * 4
+    for host in first.hosts:
+        racks = {first.switches[u.switch].name.split("-", 1)[1] for u in host.uplinks}
+        assert len(racks) == 1 and host.name.startswith(racks.pop())
+
+
+def test_one_plane_generates_the_same_inventory_as_no_planes(tmp_path: Path) -> None:
+    plain = fabric_of(tmp_path, "fabric: f\ngenerate: {kind: fattree, k: 4}\n")
+    one = fabric_of(tmp_path, "fabric: f\ngenerate: {kind: fattree, k: 4, planes: 1}\n")
+    two = fabric_of(tmp_path, "fabric: f\ngenerate: {kind: fattree, k: 4, planes: 2}\n")
+    assert (plain.switches, plain.links, plain.hosts) == (one.switches, one.links, one.hosts)
+    assert two.planes == 2 and len(two.switches) == 2 * len(plain.switches)
+    assert two.switches[0].name == "p0-" + plain.switches[0].name
+    assert plane_edges(two, 0) == plane_edges(two, 1)
