@@ -179,9 +179,30 @@ def topo_show(
     table = make_table(fabric.name)
     table.add_column("figure")
     table.add_column("value", justify="right")
+    planes = stats.pop("planes", {})
     for key, value in stats.items():
         table.add_row(key, str(value))
     console.print(table)
+    if planes:
+        console.print(plane_table(fabric.name, planes))
+
+
+def plane_table(name: str, planes: dict[str, Any]) -> Any:
+    """Host-pair hop counts per plane and for the best plane, one row each."""
+    table = make_table(f"{name}: host pairs by switch hops, per plane")
+    table.add_column("plane")
+    table.add_column("hops: host pairs")
+    table.add_column("mean", justify="right")
+    table.add_column("max", justify="right")
+    for plane, figures in planes.items():
+        histogram = figures["host pairs by switch hops"]
+        table.add_row(
+            plane,
+            "  ".join(f"{k}: {v}" for k, v in histogram.items()),
+            str(figures["mean"]),
+            str(figures["max"]),
+        )
+    return table
 
 
 def topo_kinds() -> None:

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import ipaddress
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from fatpaths_cfg import api
 from fatpaths_cfg.api import load_fabric
+from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.compiled import CompiledFabric, load_compiled
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
+from fatpaths_cfg.render.switch_view import ViewBuilder
+from fatpaths_cfg.routing import UNREACHABLE
+from fatpaths_cfg.topology_stats import topology_stats
 
 
 def two_plane_fabric() -> Fabric:
@@ -136,3 +148,123 @@ def test_one_plane_generates_the_same_inventory_as_no_planes(tmp_path: Path) -> 
     assert two.planes == 2 and len(two.switches) == 2 * len(plain.switches)
     assert two.switches[0].name == "p0-" + plain.switches[0].name
     assert plane_edges(two, 0) == plane_edges(two, 1)
+
+
+@pytest.fixture(scope="module", params=["hand-2planes", "jellyfish-4planes"])
+def compiled_planes(request: pytest.FixtureRequest) -> CompiledFabric:
+    return api.compile_fabric(ROOT / "inventories" / f"{request.param}.yaml")
+
+
+def test_layers_never_cross_planes_and_connect_each_plane(compiled_planes: CompiledFabric) -> None:
+    fabric, routing = compiled_planes.fabric, compiled_planes.routing
+    plane_of = fabric.plane_of_switch
+    same = plane_of[:, None] == plane_of[None, :]
+    for i, layer in enumerate(compiled_planes.layers):
+        kept = fabric.edges[layer.links]
+        assert (plane_of[kept[:, 0]] == plane_of[kept[:, 1]]).all()
+        # Every pair of one plane is routed in every layer; no pair across planes is.
+        assert (routing.dist[i][same] != UNREACHABLE).all()
+        assert (routing.dist[i][~same] == UNREACHABLE).all()
+        assert (routing.next_hop[i][~same] == -1).all()
+    sizes = np.bincount(plane_of)
+    assert compiled_planes.route_counts == [
+        len(compiled_planes.layers) * (int(sizes[p]) - 1) for p in plane_of
+    ]
+
+
+def test_every_switch_route_stays_in_its_plane(compiled_planes: CompiledFabric) -> None:
+    fabric, plan = compiled_planes.fabric, compiled_planes.address_plan
+    assert plan.v4 is not None
+    subnet_plane = {
+        subnet: fabric.switches[s].plane
+        for row in plan.v4.subnets
+        for s, subnet in enumerate(row)
+    }
+    end_plane = {
+        address: fabric.switches[link.a].plane
+        for link in fabric.links
+        for address in plan.v4.links[link.index]
+    }
+    builder = ViewBuilder(compiled_planes, plan)
+    for switch in fabric.switches:
+        view = builder.view(switch.index, switch.platform)
+        for layer in view.layers:
+            routes = layer.routes_v4
+            assert len(routes) == len(fabric.switches_of_plane(switch.plane)) - 1
+            assert {subnet_plane[p] for p in routes.prefixes} == {switch.plane}
+            assert {end_plane[h] for h in routes.next_hops} == {switch.plane}
+        for port in view.host_ports:
+            host = fabric.hosts[fabric.hosts_of_switch[switch.index][0]]
+            assert port.port == host.uplinks[switch.plane].port or port.host != host.name
+
+
+def test_host_addresses_per_plane_sit_in_that_planes_switch_subnets(
+    compiled_planes: CompiledFabric,
+) -> None:
+    fabric, plan = compiled_planes.fabric, compiled_planes.address_plan
+    tables = plan.v4
+    assert tables is not None and plan.planes == fabric.planes
+    seen = set()
+    for host in fabric.hosts:
+        for uplink in host.uplinks:
+            for layer in range(plan.layer_count):
+                address = ipaddress.ip_address(tables.host_address(uplink.plane, layer, host.index))
+                assert address in ipaddress.ip_network(tables.subnets[layer][uplink.switch])
+                assert address in ipaddress.ip_network(tables.plane_pools[uplink.plane])
+                seen.add(address)
+    assert len(seen) == len(fabric.hosts) * fabric.planes * plan.layer_count
+
+
+def test_compiled_output_records_planes(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    api.compile_to_directory(HAND, out)
+    data = json.loads((out / "fabric.json").read_text(encoding="utf-8"))
+    assert data["planes"] == 2
+    assert [s["plane"] for s in data["switches"]] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert data["hosts"][0]["uplinks"] == [
+        {"plane": 0, "switch": "a1", "port": "Ethernet3"},
+        {"plane": 1, "switch": "b1", "port": "Ethernet3"},
+    ]
+    rows = list(csv.reader(io.StringIO((out / "hosts" / "addresses.csv").read_text())))
+    assert rows[0] == ["host", "plane", "layer", "address"]
+    assert [r[1:3] for r in rows[1:5]] == [["0", "1"], ["0", "2"], ["1", "1"], ["1", "2"]]
+    assert len(rows) - 1 == 4 * 2 * 2
+    loaded = load_compiled(out)
+    assert loaded.fabric.planes == 2
+    assert loaded.fabric.hosts == load_fabric(HAND)[1].hosts
+    # Same inventory, same bytes.
+    again = tmp_path / "again"
+    api.compile_to_directory(HAND, again)
+    for name in ("fabric.json", "routing.npz", "hosts/addresses.csv", "configs/frr/b2/frr.conf"):
+        assert (out / name).read_bytes() == (again / name).read_bytes()
+
+
+def test_topo_show_reports_host_pair_hops_per_plane_and_best() -> None:
+    result = CliRunner().invoke(build_app(), ["topo", "show", str(HAND), "--json"])
+    assert result.exit_code == 0, result.output
+    planes = json.loads(result.stdout)["planes"]
+    # Plane 0 is the ring a1-a2-a3-a4, plane 1 the ring b1-b3-b2-b4: the pairs two hops apart
+    # in one ring (h1-h3, h2-h4 / h1-h2, h3-h4) are neighbours in the other.
+    assert planes["plane 0"]["host pairs by switch hops"] == {"1": 4, "2": 2}
+    assert planes["plane 1"]["host pairs by switch hops"] == {"1": 4, "2": 2}
+    best = planes["best of planes"]
+    assert best == {"host pairs by switch hops": {"1": 6}, "mean": 1.0, "max": 1}
+    table = CliRunner().invoke(build_app(), ["topo", "show", str(JELLYFISH)])
+    assert "best of planes" in table.stdout and "plane 3" in table.stdout
+
+
+def test_best_of_planes_is_never_worse_than_any_plane() -> None:
+    fabric = load_fabric(JELLYFISH)[1]
+    planes = topology_stats(fabric)["planes"]
+    pairs = 32 * 31 // 2
+    for figures in planes.values():
+        histogram = figures["host pairs by switch hops"]
+        assert sum(histogram.values()) == pairs
+        assert histogram["0"] == 8 * (4 * 3 // 2)  # hosts of one rack share a switch everywhere
+    best = planes["best of planes"]
+    assert all(best["mean"] <= planes[f"plane {p}"]["mean"] for p in range(4))
+    assert best["max"] <= min(planes[f"plane {p}"]["max"] for p in range(4))
+
+
+def test_single_plane_topo_show_has_no_plane_section() -> None:
+    assert "planes" not in topology_stats(load_fabric(ROOT / "inventories" / "hand-6.yaml")[1])

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory.load import LoadedInventory
 from fatpaths_cfg.inventory.schema import MAX_PLANES, InventorySpec
+from fatpaths_cfg.layers.planes import plane_seed
 from fatpaths_cfg.topologies import generate
 from fatpaths_cfg.topologies.base import GeneratedTopology, TopologyParameterError
 
@@ -82,14 +81,6 @@ def planes_wiring(planes: list[GeneratedTopology], port_prefix: str = "Ethernet"
     # Same kind and parameters give every plane the same racks and hosts per rack.
     assert all(len(h["uplinks"]) == len(planes) for h in hosts)
     return {"switches": switches, "links": links, "hosts": hosts}
-
-
-def plane_seed(seed: int, plane: int) -> int:
-    """The wiring seed of one heterogeneous plane: plane 0 keeps the inventory's seed (so it is
-    the single-plane fabric), the others derive theirs from (seed, plane)."""
-    if plane == 0:
-        return seed
-    return int(np.random.SeedSequence([seed, plane]).generate_state(1, np.uint32)[0])
 
 
 def run_plane_generators(
