@@ -369,6 +369,24 @@ def fail(out: Path, spec: str) -> LinkEnds:
     return link_ends(plan, index)
 
 
+def fail_plane(out: Path, plane: int) -> list[LinkEnds]:
+    """Set every switch-to-switch link of a plane down: the plane is gone for every host pair
+    on different switches, while the other planes are untouched."""
+    plan, state = load_up(out)
+    if not 0 <= plane < plan.planes:
+        raise UserErrors.single(
+            "--plane",
+            "",
+            f"no plane {plane} in fabric {plan.name}",
+            f"its planes are 0..{plan.planes - 1}",
+        )
+    links = plan.plane_links(plane)
+    parallel(lambda i: _set_link(plan.link_pair(i), "down"), links)
+    state.failed_links += [i for i in links if i not in state.failed_links]
+    state.save(plan.state_file)
+    return [link_ends(plan, i) for i in links]
+
+
 def repair(out: Path, spec: str | None) -> list[LinkEnds]:
     """Bring one failed link (or all of them) back and wait until its routes are back; the
     links brought back."""

@@ -14,19 +14,19 @@ v6 addresses before any v4 one is offered, and a v4 connection skips the v6 anno
 (they do not count) and takes its v4 ones.
 
 Parallel dataplanes (P-Net): one uplink per plane (eth0 for plane 0, eth1 for plane 1, ...),
-one address per plane and layer on its plane's uplink, and one route per layer block through
-that plane's gateway with the host's own address of that layer as source, so the destination
-address picks plane and layer and a reply comes back the same way. Every address but the first
-is an MPTCP `signal` endpoint on its plane's device: one connection, one subflow per plane and
-layer. Low-latency traffic takes, per destination, the plane with the fewest switch hops: the
-host's `<name>.low-latency.csv` names that plane and the destination address to connect to.
+one address per plane and layer on its plane's uplink, and one route per plane: the plane's
+address block through that plane's gateway, from the host's own layer-1 address in the plane, so
+the destination address picks plane and layer and a packet never changes plane. Every address
+but the first is an MPTCP `signal` endpoint on its plane's device: one connection, one subflow
+per plane and layer. Low-latency traffic takes, per destination, the plane with the fewest
+switch hops: the host's `<name>.low-latency.csv` names that plane and the destination address
+to connect to.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import ipaddress
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -62,9 +62,6 @@ class HostLayer:
     neighbours_v4: list[tuple[str, str]]
     neighbours_v6: list[tuple[str, str]]
     plane: int = 0
-    # Multi-plane prefix encoding: the address blocks this layer's routes cover.
-    blocks_v4: list[str] = field(default_factory=list)
-    blocks_v6: list[str] = field(default_factory=list)
 
     @property
     def address_v4(self) -> str | None:
@@ -85,12 +82,15 @@ class HostLayer:
 
 @dataclass(frozen=True)
 class HostUplink:
-    """One cable of a host: its device and the switch port it plugs into."""
+    """One cable of a host: its device, the switch port it plugs into, and the plane's address
+    blocks it routes (through the plane's layer-1 gateway, from its layer-1 address)."""
 
     plane: int
     device: str
     switch: str
     port: str
+    pools_v4: list[str] = field(default_factory=list)
+    pools_v6: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -132,10 +132,10 @@ class HostView:
         return [layer for layer in self.layers if layer.plane == plane]
 
 
-def _address(tables: FamilyTables | None, layer: int, host: int) -> str | None:
+def _address(tables: FamilyTables | None, layer: int, host: int, plane: int = 0) -> str | None:
     if tables is None:
         return None
-    return f"{tables.hosts[layer][host]}/{tables.host_prefix_len}"
+    return f"{tables.host_address(plane, layer, host)}/{tables.host_prefix_len}"
 
 
 def _gateway(tables: FamilyTables | None, layer: int, switch: int, plan: AddressPlan) -> str | None:
@@ -174,26 +174,6 @@ def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
     return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
 
 
-def layer_planes(plan: AddressPlan) -> list[int]:
-    """The plane of each layer of the address plan."""
-    planes: list[int] | None = getattr(plan, "layer_planes", None)
-    return list(planes) if planes else [0] * plan.layer_count
-
-
-def covering_blocks(subnets: list[str], others: list[str]) -> list[str]:
-    """The smallest prefix holding every subnet of a layer, so a host needs one route per
-    layer; the subnets themselves if that prefix would also catch another layer's subnet."""
-    networks = [ipaddress.ip_network(s) for s in subnets]
-    low = min(int(n.network_address) for n in networks)
-    high = max(int(n.broadcast_address) for n in networks)
-    bits = networks[0].max_prefixlen
-    length = bits - (low ^ high).bit_length()
-    block = ipaddress.ip_network((low >> (bits - length) << (bits - length), length))
-    if any(ipaddress.ip_network(o).subnet_of(block) for o in others):  # type: ignore[arg-type]
-        return subnets
-    return [str(block)]
-
-
 class HostPlanner:
     """Host plans of one fabric: what every host plan shares (layer blocks, plane hop
     counts) worked out once."""
@@ -201,28 +181,10 @@ class HostPlanner:
     def __init__(self, fabric: Fabric, plan: AddressPlan) -> None:
         self.fabric = fabric
         self.plan = plan
-        self.planes = layer_planes(plan)
 
     @property
     def multi_plane(self) -> bool:
         return self.fabric.planes > 1
-
-    def _blocks(self, tables: FamilyTables | None) -> list[list[str]]:
-        if tables is None or not self.multi_plane or self.plan.encoding != "prefix":
-            return [[] for _ in range(self.plan.layer_count)]
-        rows = tables.subnets
-        return [
-            covering_blocks(row, [s for j, other in enumerate(rows) if j != i for s in other])
-            for i, row in enumerate(rows)
-        ]
-
-    @cached_property
-    def blocks_v4(self) -> list[list[str]]:
-        return self._blocks(self.plan.v4)
-
-    @cached_property
-    def blocks_v6(self) -> list[list[str]]:
-        return self._blocks(self.plan.v6)
 
     @cached_property
     def switch_hops(self) -> np.ndarray:
@@ -235,30 +197,37 @@ class HostPlanner:
         ).tocsr()
         return shortest_path(graph, directed=False, unweighted=True)
 
-    def layer(self, host: Host, i: int) -> HostLayer:
+    def layer(self, host: Host, plane: int, i: int) -> HostLayer:
         plan, h = self.plan, host.index
-        plane = self.planes[i]
         s = host.uplinks[plane].switch
         return HostLayer(
             number=i + 1,
             vlan=plan.vlans[i] if plan.vlans else None,
-            v4=_address(plan.v4, i, h),
-            v6=_address(plan.v6, i, h),
+            v4=_address(plan.v4, i, h, plane),
+            v6=_address(plan.v6, i, h, plane),
             gateway_v4=_gateway(plan.v4, i, s, plan),
             gateway_v6=_gateway(plan.v6, i, s, plan),
             neighbours_v4=_neighbours(plan.v4, i, h, plan),
             neighbours_v6=_neighbours(plan.v6, i, h, plan),
             plane=plane,
-            blocks_v4=self.blocks_v4[i],
-            blocks_v6=self.blocks_v6[i],
         )
 
     def view(self, host: Host) -> HostView:
         fabric, plan = self.fabric, self.plan
-        layers = [self.layer(host, i) for i in range(plan.layer_count)]
+        # Plane by plane, so plane 0's layer 1 comes first: the address a connection opens on.
+        layers = [
+            self.layer(host, u.plane, i) for u in host.uplinks for i in range(plan.layer_count)
+        ]
         endpoints = mptcp_endpoints(layers)
         uplinks = [
-            HostUplink(u.plane, plane_device(u.plane), fabric.switches[u.switch].name, u.port)
+            HostUplink(
+                u.plane,
+                plane_device(u.plane),
+                fabric.switches[u.switch].name,
+                u.port,
+                [plan.v4.plane_pools[u.plane]] if plan.v4 else [],
+                [plan.v6.plane_pools[u.plane]] if plan.v6 else [],
+            )
             for u in host.uplinks
         ]
         return HostView(
@@ -288,9 +257,6 @@ class HostPlanner:
         best = int(np.argmin(counts))
         return best, int(counts[best])
 
-    def first_layer_of_plane(self, plane: int) -> int:
-        return self.planes.index(plane)
-
     def low_latency_csv(self, host: Host) -> str:
         """Per destination host and family: the fewest-hop plane, its hop count, the
         destination's address on that plane's first (minimal) layer, and this host's own
@@ -303,15 +269,14 @@ class HostPlanner:
             if destination.index == host.index:
                 continue
             plane, hops = self.low_latency_plane(host, destination)
-            layer = self.first_layer_of_plane(plane)
             for tables in families:
                 writer.writerow(
                     [
                         destination.name,
                         plane,
                         hops,
-                        tables.hosts[layer][destination.index],
-                        tables.hosts[layer][host.index],
+                        tables.host_address(plane, 0, destination.index),
+                        tables.host_address(plane, 0, host.index),
                     ]
                 )
         return buffer.getvalue()

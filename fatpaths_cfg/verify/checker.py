@@ -7,9 +7,9 @@ layer; a walk over sound hops can neither loop nor leave the layer, and is a sho
 Only the walks that meet an unsound hop are replayed in Python, to name the path and the file
 and line of the route at fault.
 
-Parallel dataplanes: a packet never changes plane. A route is *cross-plane* when its switch,
-its destination's switch, its layer or its next hop are not all of one plane; a layer's walks
-run between the switches of its own plane only.
+Parallel dataplanes: a packet never changes plane. A route is *cross-plane* when its
+destination's switch or its next hop lies in another plane than its own switch, and walks run
+between switches of one plane only (a layer holds links of every plane, none between them).
 """
 
 from __future__ import annotations
@@ -59,7 +59,9 @@ LAYER_ONE_NOT_MINIMAL = "layer-1-not-minimal"
 ROUTE_FAULTS = (
     UNKNOWN_PREFIX,
     CROSS_PLANE,
-    BAD_NEXT_HOP, OWN_SUBNET,     OUTSIDE_LAYER,
+    BAD_NEXT_HOP,
+    OWN_SUBNET,
+    OUTSIDE_LAYER,
     NOT_SHORTEST,
     DIFFERS,
 )
@@ -239,29 +241,10 @@ class _Checker:
         self.link_ends = edges.astype(np.int64)
         self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
         self.switch_plane = np.array([s.plane for s in self.fabric.switches], dtype=np.int64)
-        self.layer_plane = np.array(
-            [int(layer.get("plane", 0)) for layer in loaded.data["layers"]] or [0],
-            dtype=np.int64,
+        # Source and destination distinct and in one plane: the pairs a layer must route.
+        self.plane_pairs = np.equal.outer(self.switch_plane, self.switch_plane) & ~np.eye(
+            self.nr, dtype=bool
         )
-
-    def plane_of_table(self, table: int) -> int:
-        return int(self.layer_plane[self.index.layer_of_table(table) - 1])
-
-    def plane_pairs(self, table: int) -> np.ndarray:
-        """(nr, nr) bool: source and destination both in the table's plane, and distinct."""
-        members = self.switch_plane == self.plane_of_table(table)
-        return np.outer(members, members) & ~np.eye(self.nr, dtype=bool)
-
-    def host_port(self, host: Host, layer: int) -> tuple[int, str]:
-        plane = int(self.layer_plane[layer - 1])
-        uplink = host.uplinks[plane] if plane < len(host.uplinks) else host.uplinks[0]
-        return uplink.switch, uplink.port
-
-    def host_switch(self, host: Host, layer: int | None) -> int:
-        """The switch behind which a host's address of `layer` sits: its uplink's in the
-        layer's plane."""
-        plane = 0 if layer is None else int(self.layer_plane[layer - 1])
-        return host.uplinks[plane].switch if plane < len(host.uplinks) else host.switch
 
     @property
     def table_count(self) -> int:
@@ -301,7 +284,7 @@ class _Checker:
         for link in self.fabric.links:
             ports[(link.a, link.a_port)] = (link.index, link.b)
             ports[(link.b, link.b_port)] = (link.index, link.a)
-        host_ports = {(u.switch, u.port) for h in self.fabric.hosts for u in h.uplinks}
+        host_ports = {(h.switch, h.port) for h in self.fabric.hosts}
         size = len(macs)
         table = np.full(size, -1, dtype=np.int64)
         dest = np.full(size, -1, dtype=np.int64)
@@ -313,11 +296,11 @@ class _Checker:
             layer = self.index.vlans.get(macs.vlan[row])
             if host is None or layer is None:
                 continue
-            t = self.host_switch(self.fabric.hosts[host], layer)
+            t = self.fabric.hosts[host].switch
             table[row], dest[row] = layer - 1, t
             if (s, macs.port[row]) in host_ports:
                 keep[row] = False
-                if (s, macs.port[row]) != self.host_port(self.fabric.hosts[host], layer):
+                if s != t or self.fabric.hosts[host].port != macs.port[row]:
                     self.add(
                         Finding(
                             BAD_NEXT_HOP,
@@ -362,10 +345,10 @@ class _Checker:
         vlan_of = {layer: vlan for vlan, layer in self.index.vlans.items()}
         read = {self.fabric.switch_index[n] for n in self.parsed.switch_file}
         for layer, s, host in zip(*np.nonzero(~seen), strict=True):
-            if int(s) not in read or self.switch_plane[s] != self.layer_plane[layer]:
+            if int(s) not in read:
                 continue
             h = self.fabric.hosts[int(host)]
-            reported.add((int(layer), int(s), self.host_switch(h, int(layer) + 1)))
+            reported.add((int(layer), int(s), h.switch))
             self.add(
                 Finding(
                     MISSING_ROUTE,
@@ -421,24 +404,15 @@ class _Checker:
                     )
                 )
         layers = self.loaded.data["layers"]
-        planes = sorted({int(p) for p in self.layer_plane}) if layers else []
-        for plane in planes:
-            # Each plane's first layer holds all its links: its paths are the plane's minimal.
-            first = next(i for i, layer in enumerate(layers) if layer.get("plane", 0) == plane)
-            layer = layers[first]
-            links = sum(
-                1 for link in self.fabric.links if int(self.switch_plane[link.a]) == plane
-            )
-            if layer.get("up_down_rank") is not None or len(layer["links"]) == links:
-                continue
-            where = f" of plane {plane}" if len(planes) > 1 else ""
+        minimal_layer_one = layers and layers[0].get("up_down_rank") is None
+        if minimal_layer_one and len(layers[0]["links"]) != len(self.fabric.links):
             self.add(
                 Finding(
                     LAYER_ONE_NOT_MINIMAL,
-                    f"layer {first + 1} holds {len(layer['links'])} of {links} links{where}, "
-                    "so its paths are not minimal in the fabric",
+                    f"layer 1 holds {len(layers[0]['links'])} of {len(self.fabric.links)} "
+                    "links, so its paths are not minimal in the fabric",
                     Location("fabric.json", 0),
-                    layer=first + 1,
+                    layer=1,
                 )
             )
 
@@ -476,14 +450,13 @@ class _Checker:
         return fault
 
     def crosses_planes(self, r: _RouteArrays) -> np.ndarray:
-        """Per route row: its layer, destination or next hop lies in another plane than its
-        switch (a packet that took it would change plane)."""
+        """Per route row: its destination or its next hop lies in another plane than its
+        switch, so a packet that took it would change plane."""
         plane = self.switch_plane[r.switch]
-        known = r.table >= 0
-        layer = np.where(known, r.table % self.index.layers, 0)
-        crosses = known & (self.layer_plane[layer] != plane)
-        crosses |= (r.dest >= 0) & (self.switch_plane[np.where(r.dest >= 0, r.dest, 0)] != plane)
-        crosses |= (r.hop >= 0) & (self.switch_plane[np.where(r.hop >= 0, r.hop, 0)] != plane)
+        crosses = np.zeros(len(r.table), dtype=bool)
+        for other in (r.dest, r.hop):
+            known = other >= 0
+            crosses |= known & (self.switch_plane[np.where(known, other, 0)] != plane)
         return crosses
 
     def primary_tables(self, r: _RouteArrays) -> tuple[np.ndarray, np.ndarray]:
@@ -500,7 +473,7 @@ class _Checker:
         self, table: int, hop: np.ndarray, sound: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Walk every pair of one table; returns failed (source, destination, faulty switch)."""
-        s, t = np.nonzero(self.plane_pairs(table))
+        s, t = np.nonzero(self.plane_pairs)
         current = s.copy()
         layer = self.index.layer_of_table(table) - 1
         rank = self.ranks[layer]
@@ -576,7 +549,7 @@ class _Checker:
             sound = np.zeros((self.nr, self.nr), dtype=bool)
             has = first >= 0
             sound[has] = fault[first[has]] < 0
-            missing = self.plane_pairs(table) & ~has
+            missing = self.plane_pairs & ~has
             for s_, t_ in zip(*np.nonzero(missing), strict=True):
                 broken[(table, int(s_), int(t_))]  # registers the black hole
             fs, ft, fat = self.walk(table, hop[table], sound)
@@ -687,7 +660,7 @@ class _Checker:
         why = {
             UNKNOWN_PREFIX: f"{source}: route {text}: prefix is no layer subnet of the plan",
             CROSS_PLANE: f"{layer_name}: {source} (plane {int(self.switch_plane[s])}) route "
-            f"{text}: {self.plane_detail(table, t, n)}: a packet would change plane",
+            f"{text}: {self.plane_detail(t, n)}: a packet would change plane",
             BAD_NEXT_HOP: f"{source}: route {text}: next hop is not a neighbour's link address",
             OWN_SUBNET: f"{layer_name}: {source} routes its own subnet {text} away",
             OUTSIDE_LAYER: "",
@@ -721,19 +694,13 @@ class _Checker:
             counts.get((table, s, t), 0),
         )
 
-    def in_plane(self, switch: str, layer: int | None) -> bool:
-        if layer is None:
-            return True
-        plane = self.switch_plane[self.fabric.switch_index[switch]]
-        return bool(plane == self.layer_plane[layer - 1])
-
-    def plane_detail(self, table: int, t: int, n: int) -> str:
-        """What of a cross-plane route lies in which other plane."""
-        parts = [f"the layer is in plane {self.plane_of_table(table)}"]
-        if t >= 0:
-            parts.append(f"{self.names[t]} in plane {int(self.switch_plane[t])}")
-        if n >= 0:
-            parts.append(f"next hop {self.names[n]} in plane {int(self.switch_plane[n])}")
+    def plane_detail(self, t: int, n: int) -> str:
+        """What of a cross-plane route lies in which plane."""
+        parts = [
+            f"{what} {self.names[k]} is in plane {int(self.switch_plane[k])}"
+            for what, k in (("destination", t), ("next hop", n))
+            if k >= 0
+        ]
         return ", ".join(parts)
 
     def check_host_route(
@@ -745,19 +712,19 @@ class _Checker:
         host = hosts.get(want.owner)
         if host is None:
             return
-        at, port = self.host_port(host, want.layer) if want.layer else (host.switch, host.port)
-        switch = self.names[at]
+        uplink = host.uplinks[want.plane]
+        switch = self.names[uplink.switch]
         if switch not in self.parsed.host_route_switches:
             return
-        if (switch, port, canonical_address(want.address)) in host_routes:
+        if (switch, uplink.port, canonical_address(want.address)) in host_routes:
             return
         self.add(
             Finding(
                 MISSING_HOST_ADDRESS,
                 f"{switch} has no host route to {want.owner}'s layer {want.layer} address "
-                f"{want.address.split('/')[0]} on {port}: the host is unreachable in "
+                f"{want.address.split('/')[0]} on {uplink.port}: the host is unreachable in "
                 "that layer",
-                self.switch_location(at, "interfaces"),
+                self.switch_location(uplink.switch, "interfaces"),
                 want.layer,
                 switch,
                 want.owner,
@@ -881,8 +848,6 @@ class _Checker:
                 continue  # VLAN encoding: links are L2 trunks, the plan's addresses go unused
             if want.role == "gateway" and want.owner not in switches_with_hosts:
                 continue  # no host port to carry it: switches without hosts need no gateway
-            if want.role == "gateway" and not self.in_plane(want.owner, want.layer):
-                continue  # a switch serves only its own plane's layers
             found = configured.get(key)
             ports = {port for port, _, _ in found or []}
             if found and (want.port is None or want.port in ports):

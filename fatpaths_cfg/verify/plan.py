@@ -42,6 +42,7 @@ class ExpectedAddress:
     role: str  # "link", "gateway", "loopback", "host"
     layer: int | None
     link: int | None = None
+    plane: int = 0  # hosts: the plane whose uplink carries the address
 
 
 @dataclass
@@ -155,7 +156,12 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
                 if value:
                     index.expected.append(
                         ExpectedAddress(
-                            host["name"], None, canonical_interface(value), "host", address["layer"]
+                            host["name"],
+                            None,
+                            canonical_interface(value),
+                            "host",
+                            address["layer"],
+                            plane=int(address.get("plane", 0)),
                         )
                     )
     index.vlans = {v["vlan"]: v["layer"] for v in plan.get("vlans", [])}
