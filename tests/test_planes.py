@@ -17,6 +17,7 @@ from fatpaths_cfg.api import load_fabric
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric, load_compiled
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
+from fatpaths_cfg.render.hosts import host_view, render_host
 from fatpaths_cfg.render.switch_view import ViewBuilder
 from fatpaths_cfg.routing import UNREACHABLE
 from fatpaths_cfg.topology_stats import topology_stats
@@ -268,3 +269,22 @@ def test_best_of_planes_is_never_worse_than_any_plane() -> None:
 
 def test_single_plane_topo_show_has_no_plane_section() -> None:
     assert "planes" not in topology_stats(load_fabric(ROOT / "inventories" / "hand-6.yaml")[1])
+
+
+def test_host_plan_has_an_uplink_per_plane_and_mptcp_sized_for_planes_times_layers() -> None:
+    compiled = api.compile_fabric(JELLYFISH)
+    fabric, plan = compiled.fabric, compiled.address_plan
+    host = fabric.hosts[7]
+    view = host_view(fabric, plan, host)
+    assert [u.device for u in view.uplinks] == ["eth0", "eth1", "eth2", "eth3"]
+    assert [u.switch for u in view.uplinks] == [
+        fabric.switches[u.switch].name for u in host.uplinks
+    ]
+    assert plan.v4 is not None
+    addresses = [la.address_v4 for u in view.uplinks for la in u.layers]
+    assert [e.address for e in view.mptcp_endpoints] == addresses[1:]
+    assert view.mptcp_limit == 4 * 2 - 1
+    script = render_host(view)
+    for uplink in view.uplinks:
+        route = f"ip route replace {uplink.pool_v4} via {uplink.layers[0].gateway_v4} "
+        assert route + f"dev {uplink.device}" in script

@@ -13,14 +13,11 @@ first and the limits equal one family's endpoint count: a v6 connection fills it
 v6 addresses before any v4 one is offered, and a v4 connection skips the v6 announcements
 (they do not count) and takes its v4 ones.
 
-Parallel dataplanes (P-Net): one uplink per plane (eth0 for plane 0, eth1 for plane 1, ...),
-one address per plane and layer on its plane's uplink, and one route per plane: the plane's
-address block through that plane's gateway, from the host's own layer-1 address in the plane, so
-the destination address picks plane and layer and a packet never changes plane. Every address
-but the first is an MPTCP `signal` endpoint on its plane's device: one connection, one subflow
-per plane and layer. Low-latency traffic takes, per destination, the plane with the fewest
-switch hops: the host's `<name>.low-latency.csv` names that plane and the destination address
-to connect to.
+Parallel dataplanes (P-Net): one uplink per plane (eth0 for plane 0, eth1, ...), one address
+per plane and layer, and each plane's address block routed through that plane's uplink, so the
+destination address picks plane and layer and a packet never changes plane. Low-latency traffic
+takes, per destination, the plane with the fewest switch hops: `<host>.low-latency.csv` names
+that plane and the destination address to connect to (`LowLatencyTable`).
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -45,11 +42,6 @@ LOW_LATENCY_HEADER = ["destination", "plane", "hops", "address", "source"]
 MPTCP_MAX_LIMIT = 8
 
 
-def plane_device(plane: int) -> str:
-    """A host's uplink into a plane: plane 0 keeps the single-plane name."""
-    return f"eth{plane}"
-
-
 @dataclass(frozen=True)
 class HostLayer:
     number: int
@@ -61,7 +53,6 @@ class HostLayer:
     # VLAN encoding: (address, MAC) of every other host in this layer.
     neighbours_v4: list[tuple[str, str]]
     neighbours_v6: list[tuple[str, str]]
-    plane: int = 0
 
     @property
     def address_v4(self) -> str | None:
@@ -71,26 +62,19 @@ class HostLayer:
     def address_v6(self) -> str | None:
         return self.v6.split("/")[0] if self.v6 else None
 
-    @property
-    def uplink(self) -> str:
-        return plane_device(self.plane)
-
-    @property
-    def device(self) -> str:
-        return layer_device(self.uplink, self)
-
 
 @dataclass(frozen=True)
 class HostUplink:
-    """One cable of a host: its device, the switch port it plugs into, and the plane's address
-    blocks it routes (through the plane's layer-1 gateway, from its layer-1 address)."""
+    """A host's interface into one plane (parallel dataplanes): eth<plane>, its layer
+    addresses in that plane, and the plane's address block it routes there."""
 
     plane: int
     device: str
     switch: str
     port: str
-    pools_v4: list[str] = field(default_factory=list)
-    pools_v6: list[str] = field(default_factory=list)
+    layers: list[HostLayer]
+    pool_v4: str | None
+    pool_v6: str | None
 
 
 @dataclass(frozen=True)
@@ -118,21 +102,17 @@ class HostView:
     mptcp_endpoints: list[MptcpEndpoint]
     mptcp_limit: int
     pacing_mbit: int | None = None  # tc rate of the uplink's shaping, when asked for
-    uplinks: list[HostUplink] = field(default_factory=list)
+    # One per plane, plane 0 first (its layers are `layers`); one entry with one plane.
+    uplinks: tuple[HostUplink, ...] = ()
 
     @property
     def mptcp_dual_stack(self) -> bool:
         return len({e.family for e in self.mptcp_endpoints}) == 2
 
-    @property
-    def planes(self) -> int:
-        return len(self.uplinks)
 
-    def layers_of_plane(self, plane: int) -> list[HostLayer]:
-        return [layer for layer in self.layers if layer.plane == plane]
-
-
-def _address(tables: FamilyTables | None, layer: int, host: int, plane: int = 0) -> str | None:
+def _address(
+    tables: FamilyTables | None, layer: int, host: int, plane: int = 0
+) -> str | None:
     if tables is None:
         return None
     return f"{tables.host_address(plane, layer, host)}/{tables.host_prefix_len}"
@@ -158,12 +138,11 @@ def layer_device(uplink: str, layer: HostLayer) -> str:
     return uplink if layer.vlan is None else f"{uplink}.{layer.vlan}"
 
 
-def mptcp_endpoints(layers: list[HostLayer]) -> list[MptcpEndpoint]:
-    """Every address but the first (plane 0, layer 1) to announce, on its plane's device,
-    every IPv6 one before any IPv4 one."""
+def mptcp_endpoints(uplink: str, layers: list[HostLayer]) -> list[MptcpEndpoint]:
+    """The further layers' addresses to announce, every IPv6 one before any IPv4 one."""
     further = layers[1:]
-    v6 = [MptcpEndpoint(la.address_v6, la.device) for la in further if la.address_v6]
-    v4 = [MptcpEndpoint(la.address_v4, la.device) for la in further if la.address_v4]
+    v6 = [MptcpEndpoint(la.address_v6, layer_device(uplink, la)) for la in further if la.address_v6]
+    v4 = [MptcpEndpoint(la.address_v4, layer_device(uplink, la)) for la in further if la.address_v4]
     return v6 + v4
 
 
@@ -174,33 +153,15 @@ def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
     return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
 
 
-class HostPlanner:
-    """Host plans of one fabric: what every host plan shares (layer blocks, plane hop
-    counts) worked out once."""
+def plane_device(plane: int) -> str:
+    """The host interface into a plane: eth0 for plane 0 (the single-plane uplink), eth1, ..."""
+    return f"eth{plane}"
 
-    def __init__(self, fabric: Fabric, plan: AddressPlan) -> None:
-        self.fabric = fabric
-        self.plan = plan
 
-    @property
-    def multi_plane(self) -> bool:
-        return self.fabric.planes > 1
-
-    @cached_property
-    def switch_hops(self) -> np.ndarray:
-        """Switch-to-switch hop counts over every link: links never cross planes, so within a
-        plane these are the plane's shortest paths (its minimal layer)."""
-        nr = self.fabric.nr
-        edges = self.fabric.edges
-        graph = sp.coo_matrix(
-            (np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(nr, nr)
-        ).tocsr()
-        return shortest_path(graph, directed=False, unweighted=True)
-
-    def layer(self, host: Host, plane: int, i: int) -> HostLayer:
-        plan, h = self.plan, host.index
-        s = host.uplinks[plane].switch
-        return HostLayer(
+def _plane_layers(plan: AddressPlan, host: Host, plane: int) -> list[HostLayer]:
+    h, s = host.index, host.uplinks[plane].switch
+    return [
+        HostLayer(
             number=i + 1,
             vlan=plan.vlans[i] if plan.vlans else None,
             v4=_address(plan.v4, i, h, plane),
@@ -209,58 +170,92 @@ class HostPlanner:
             gateway_v6=_gateway(plan.v6, i, s, plan),
             neighbours_v4=_neighbours(plan.v4, i, h, plan),
             neighbours_v6=_neighbours(plan.v6, i, h, plan),
-            plane=plane,
         )
+        for i in range(plan.layer_count)
+    ]
 
-    def view(self, host: Host) -> HostView:
-        fabric, plan = self.fabric, self.plan
-        # Plane by plane, so plane 0's layer 1 comes first: the address a connection opens on.
-        layers = [
-            self.layer(host, u.plane, i) for u in host.uplinks for i in range(plan.layer_count)
-        ]
-        endpoints = mptcp_endpoints(layers)
-        uplinks = [
-            HostUplink(
-                u.plane,
-                plane_device(u.plane),
-                fabric.switches[u.switch].name,
-                u.port,
-                [plan.v4.plane_pools[u.plane]] if plan.v4 else [],
-                [plan.v6.plane_pools[u.plane]] if plan.v6 else [],
-            )
-            for u in host.uplinks
-        ]
-        return HostView(
-            name=host.name,
-            switch=fabric.switches[host.switch].name,
-            port=host.port,
-            uplink=UPLINK,
-            encoding=plan.encoding,
-            mac=plan.host_macs[host.index] if plan.host_macs else None,
-            layers=layers,
-            pools_v4=plan.v4.pools if plan.v4 else [],
-            pools_v6=plan.v6.pools if plan.v6 else [],
-            mptcp_endpoints=endpoints,
-            mptcp_limit=mptcp_limit(endpoints),
-            pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
-            uplinks=uplinks,
+
+def _host_uplinks(fabric: Fabric, plan: AddressPlan, host: Host) -> tuple[HostUplink, ...]:
+    return tuple(
+        HostUplink(
+            plane=u.plane,
+            device=plane_device(u.plane),
+            switch=fabric.switches[u.switch].name,
+            port=u.port,
+            layers=_plane_layers(plan, host, u.plane),
+            pool_v4=plan.v4.plane_pools[u.plane] if plan.v4 else None,
+            pool_v6=plan.v6.plane_pools[u.plane] if plan.v6 else None,
         )
+        for u in host.uplinks
+    )
 
-    def low_latency_plane(self, host: Host, destination: Host) -> tuple[int, int]:
-        """(plane, switch hops) of the plane with the fewest hops between the two hosts'
-        switches; the lowest such plane on a tie, so the choice is stable."""
-        hops = self.switch_hops
+
+def plane_mptcp_endpoints(uplinks: tuple[HostUplink, ...]) -> list[MptcpEndpoint]:
+    """Every (plane, layer) address but the first, each on its plane's device: a connection
+    gets a subflow per layer of every plane (K x N), IPv6 ones first."""
+    further = [(u.device, la) for u in uplinks for la in u.layers][1:]
+    v6 = [MptcpEndpoint(la.address_v6, dev) for dev, la in further if la.address_v6]
+    v4 = [MptcpEndpoint(la.address_v4, dev) for dev, la in further if la.address_v4]
+    return v6 + v4
+
+
+def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
+    h, s = host.index, host.switch
+    layers = _plane_layers(plan, host, 0)
+    uplinks = _host_uplinks(fabric, plan, host)
+    endpoints = (
+        mptcp_endpoints(UPLINK, layers) if len(uplinks) == 1 else plane_mptcp_endpoints(uplinks)
+    )
+    return HostView(
+        name=host.name,
+        switch=fabric.switches[s].name,
+        port=host.port,
+        uplink=UPLINK,
+        encoding=plan.encoding,
+        mac=plan.host_macs[h] if plan.host_macs else None,
+        layers=layers,
+        pools_v4=plan.v4.pools if plan.v4 else [],
+        pools_v6=plan.v6.pools if plan.v6 else [],
+        mptcp_endpoints=endpoints,
+        mptcp_limit=mptcp_limit(endpoints),
+        pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
+        uplinks=uplinks,
+    )
+
+
+class LowLatencyTable:
+    """Per host and destination, the plane with the fewest switch hops between the two hosts'
+    switches; the hop counts are worked out once for the whole fabric."""
+
+    def __init__(self, fabric: Fabric, plan: AddressPlan) -> None:
+        self.fabric = fabric
+        self.plan = plan
+
+    @cached_property
+    def switch_hops(self) -> np.ndarray:
+        """Hop counts over every link: links never cross planes, so within a plane these are
+        the plane's shortest paths (its full, minimal layer 1)."""
+        nr = self.fabric.nr
+        edges = self.fabric.edges
+        graph = sp.coo_matrix(
+            (np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(nr, nr)
+        ).tocsr()
+        return shortest_path(graph, directed=False, unweighted=True)
+
+    def plane(self, host: Host, destination: Host) -> tuple[int, int]:
+        """(plane, switch hops): the fewest hops, the lowest plane on a tie so the choice is
+        stable."""
         counts = [
-            hops[mine.switch, theirs.switch]
-            for mine, theirs in zip(host.uplinks, destination.uplinks, strict=False)
+            self.switch_hops[mine.switch, theirs.switch]
+            for mine, theirs in zip(host.uplinks, destination.uplinks, strict=True)
         ]
         best = int(np.argmin(counts))
         return best, int(counts[best])
 
-    def low_latency_csv(self, host: Host) -> str:
-        """Per destination host and family: the fewest-hop plane, its hop count, the
-        destination's address on that plane's first (minimal) layer, and this host's own
-        address there, the source its route picks."""
+    def csv(self, host: Host) -> str:
+        """Per destination and family (IPv6 first): the plane, its hop count, the destination's
+        layer-1 address in that plane, and this host's own, which the plane's route picks as
+        source."""
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(LOW_LATENCY_HEADER)
@@ -268,27 +263,16 @@ class HostPlanner:
         for destination in self.fabric.hosts:
             if destination.index == host.index:
                 continue
-            plane, hops = self.low_latency_plane(host, destination)
+            plane, hops = self.plane(host, destination)
             for tables in families:
-                writer.writerow(
-                    [
-                        destination.name,
-                        plane,
-                        hops,
-                        tables.host_address(plane, 0, destination.index),
-                        tables.host_address(plane, 0, host.index),
-                    ]
-                )
+                mine = tables.host_address(plane, 0, host.index)
+                theirs = tables.host_address(plane, 0, destination.index)
+                writer.writerow([destination.name, plane, hops, theirs, mine])
         return buffer.getvalue()
 
 
-def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
-    return HostPlanner(fabric, plan).view(host)
-
-
 def render_host(view: HostView) -> str:
-    template = "hosts/host_planes.sh.j2" if view.planes > 1 else "hosts/host.sh.j2"
-    return environment().get_template(template).render(host=view)
+    return environment().get_template("hosts/host.sh.j2").render(host=view)
 
 
 def addresses_csv(fabric: Fabric, plan: AddressPlan) -> str:

@@ -19,7 +19,7 @@ from fatpaths_cfg.render.batfish import (
     layer1_topology,
     snapshot_format,
 )
-from fatpaths_cfg.render.hosts import HostPlanner, addresses_csv, render_host
+from fatpaths_cfg.render.hosts import LowLatencyTable, addresses_csv, host_view, render_host
 from fatpaths_cfg.render.sonic import config_db
 from fatpaths_cfg.render.switch_view import ViewBuilder
 
@@ -54,12 +54,12 @@ def render_into(
             tree.add_bytes(device_path(snapshot, relative), data)
         done += 1
         tick(done, total)
-    hosts = HostPlanner(fabric, plan)
+    low_latency = LowLatencyTable(fabric, plan) if fabric.planes > 1 else None
     for h in selection.hosts:
         host = fabric.hosts[h]
-        tree.add_text(f"hosts/{host.name}.sh", render_host(hosts.view(host)))
-        if hosts.multi_plane:
-            tree.add_text(f"hosts/{host.name}.low-latency.csv", hosts.low_latency_csv(host))
+        tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
+        if low_latency is not None:
+            tree.add_text(f"hosts/{host.name}.low-latency.csv", low_latency.csv(host))
         tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
         done += 1
         tick(done, total)

@@ -144,11 +144,7 @@ def _compiled(inventory_json: str, file: str, routing_json: str) -> CompiledFabr
 
 def cost_metrics(compiled: CompiledFabric) -> dict[str, Any]:
     """What the routing point costs the switches: table entries, address bits, VLAN ids."""
-    from fatpaths_cfg.addressing import field_widths
-
-    fabric = compiled.fabric
-    max_hosts = max((len(hosts) for hosts in fabric.hosts_of_switch), default=0)
-    widths = field_widths(len(compiled.layers), fabric.nr, max_hosts)
+    widths = compiled.address_plan.widths
     vlan = compiled.addressing_spec.encoding == "vlan"
     return {
         "routes_per_switch": int(max(compiled.route_counts, default=0)),
