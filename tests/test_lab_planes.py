@@ -38,7 +38,13 @@ def lab_prerequisites() -> None:
 
 @pytest.fixture
 def hand2(tmp_path: Path) -> Iterator[Path]:
-    out = compiled_lab_output(HAND2, tmp_path / "hand2")
+    # Shaped hosts, so `lab test` reads the qdisc of every uplink of every plane back.
+    inventory = tmp_path / "hand-2planes.yaml"
+    text = HAND2.read_text()
+    assert "  link_speed: 50G" in text
+    shaped = "  link_speed: 50G\n  host_flow_rate: 10G"
+    inventory.write_text(text.replace("  link_speed: 50G", shaped))
+    out = compiled_lab_output(inventory, tmp_path / "hand2")
     prefix = f"fp-{build_plan(out).lab}-"
     try:
         code, output = invoke("lab", "up", str(out))
@@ -81,6 +87,8 @@ def test_pings_every_pair_plane_and_layer_and_survives_a_failed_plane(hand2: Pat
     assert code == 0, output
     assert "48 pings" in output and "failures: 0" in output
     assert "traceroute mismatches: 0" in output
+    # 4 hosts x 2 uplinks, each shaped by its host plan and read back with tc.
+    assert "host shaping: 8/8 hosts shaped to 10000 Mb/s" in output
 
     code, output = invoke("lab", "fail", str(hand2), "--plane", "1")
     assert code == 0, output

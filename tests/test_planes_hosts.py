@@ -106,6 +106,16 @@ def _inside(address: str, block: str) -> bool:
     return ipaddress.ip_address(address) in ipaddress.ip_network(block)
 
 
+def test_every_uplink_is_shaped(tmp_path: Path) -> None:
+    inventory = tmp_path / "shaped.yaml"
+    shaped = "  link_speed: 50G\n  host_flow_rate: 10G"
+    text = HAND2.read_text().replace("  link_speed: 50G", shaped)
+    inventory.write_text(text)
+    plan = (compiled(inventory, tmp_path / "out") / "hosts" / "h3.sh").read_text()
+    shaped = re.findall(r"tc qdisc replace dev (eth\d) root fq maxrate 10000mbit", plan)
+    assert shaped == ["eth0", "eth1"]
+
+
 def test_mptcp_endpoints_on_every_plane_and_layer(hand2: Path) -> None:
     addresses = rows(hand2 / "hosts" / "addresses.csv")
     plan = (hand2 / "hosts" / "h1.sh").read_text()
