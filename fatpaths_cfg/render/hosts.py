@@ -243,14 +243,16 @@ class LowLatencyTable:
         return shortest_path(graph, directed=False, unweighted=True)
 
     def plane(self, host: Host, destination: Host) -> tuple[int, int]:
-        """(plane, switch hops): the fewest hops, the lowest plane on a tie so the choice is
-        stable."""
+        """(plane, switch hops) with the fewest hops. Ties are common (a plane of the same
+        size has the same diameter), so they rotate by the host pair instead of all landing
+        on plane 0; the sum keeps both directions of a pair on one plane."""
         counts = [
-            self.switch_hops[mine.switch, theirs.switch]
+            int(self.switch_hops[mine.switch, theirs.switch])
             for mine, theirs in zip(host.uplinks, destination.uplinks, strict=True)
         ]
-        best = int(np.argmin(counts))
-        return best, int(counts[best])
+        fewest = min(counts)
+        tied = [plane for plane, hops in enumerate(counts) if hops == fewest]
+        return tied[(host.index + destination.index) % len(tied)], fewest
 
     def csv(self, host: Host) -> str:
         """Per destination and family (IPv6 first): the plane, its hop count, the destination's
