@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fatpaths_cfg.lab.low_latency import LowLatencyResult, check_low_latency
 from fatpaths_cfg.lab.names import HOST_UPLINK
 from fatpaths_cfg.lab.netns import in_netns, parallel, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
@@ -81,6 +82,7 @@ class LabTestReport:
     seconds: float
     layer_ids: list[int] = field(default_factory=list)
     pacing: list[PacingResult] = field(default_factory=list)
+    low_latency: list[LowLatencyResult] = field(default_factory=list)
 
     @property
     def families(self) -> list[int]:
@@ -104,6 +106,7 @@ class LabTestReport:
             not self.failures
             and not self.trace_failures
             and all(result.ok for result in self.pacing)
+            and all(result.ok for result in self.low_latency)
         )
 
     def pairs_with_a_working_layer(self, by_host: bool = False) -> tuple[int, int]:
@@ -116,7 +119,7 @@ class LabTestReport:
         return sum(working.values()), len(working)
 
 
-def family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[tuple[int, int], str]]]:
+def plane_family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[tuple[int, int], str]]]:
     """IP version -> host name -> (plane, layer) -> address (no prefix length), for every
     family the address plan gives the hosts."""
     found: dict[int, dict[str, dict[tuple[int, int], str]]] = {}
@@ -128,6 +131,17 @@ def family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[tuple[int, int],
                     where = (int(address.get("plane", 0)), int(address["layer"]))
                     by_host[where] = address[key].split("/")[0]
     return found
+
+
+def family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[int, str]]]:
+    """IP version -> host name -> layer -> address: plane 0's (a single plane's)."""
+    return {
+        version: {
+            host: {layer: a for (plane, layer), a in by_place.items() if plane == 0}
+            for host, by_place in by_host.items()
+        }
+        for version, by_host in plane_family_addresses(plan).items()
+    }
 
 
 def hosts_by_switch(plan: LabPlan, plane: int) -> dict[int, list[HostNode]]:
@@ -143,7 +157,7 @@ def plan_probes(plan: LabPlan) -> list[Probe]:
     take part; s and t are switches of the layer's plane."""
     per_plane = {plane: hosts_by_switch(plan, plane) for plane in range(plan.planes)}
     probes = []
-    for version, addresses in family_addresses(plan).items():
+    for version, addresses in plane_family_addresses(plan).items():
         for plane, layer in itertools.product(range(plan.planes), plan.layer_ids):
             on_switch = per_plane[plane]
             switches = sorted(on_switch)
@@ -359,4 +373,5 @@ def run_lab_test(
         round(time.monotonic() - started, 2),
         plan.layer_ids,
         check_pacing(plan),
+        check_low_latency(plan, traces_per_layer, int(plan.compiled.data["seed"]), failed),
     )

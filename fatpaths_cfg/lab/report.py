@@ -82,6 +82,24 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
                     f"  {result.host}: wanted {result.wanted_mbit} Mb/s, found {result.found}",
                     markup=False,
                 )
+    if report.low_latency:
+        took = sum(check.ok for check in report.low_latency)
+        console.print(
+            f"low latency: {took}/{len(report.low_latency)} sampled host pairs reach the "
+            "destination's fewest-hop plane address from the listed source, in the listed hops",
+            soft_wrap=True,
+        )
+        for check in report.low_latency:
+            if not check.ok:
+                c = check.choice
+                seen = [names[h] if h is not None else "?" for h in check.switches]
+                console.print(
+                    f"  low latency {c.source.name} -> {c.destination} {c.address}: plane "
+                    f"{c.plane}, {c.hops} hops, source {c.source_address} listed; source "
+                    f"{check.source_used or '?'} used, hops {' '.join(seen)}",
+                    soft_wrap=True,
+                    markup=False,
+                )
     working, pairs = report.pairs_with_a_working_layer(by_host=planes)
     what = "host pairs probed" if planes else "host pairs (by switch pair)"
     console.print(

@@ -660,7 +660,7 @@ class _Checker:
         why = {
             UNKNOWN_PREFIX: f"{source}: route {text}: prefix is no layer subnet of the plan",
             CROSS_PLANE: f"{layer_name}: {source} (plane {int(self.switch_plane[s])}) route "
-            f"{text}: {self.plane_detail(t, n)}: a packet would change plane",
+            f"{text}: {self.plane_detail(s, t, n)}: a packet would change plane",
             BAD_NEXT_HOP: f"{source}: route {text}: next hop is not a neighbour's link address",
             OWN_SUBNET: f"{layer_name}: {source} routes its own subnet {text} away",
             OUTSIDE_LAYER: "",
@@ -694,12 +694,12 @@ class _Checker:
             counts.get((table, s, t), 0),
         )
 
-    def plane_detail(self, t: int, n: int) -> str:
-        """What of a cross-plane route lies in which plane."""
+    def plane_detail(self, s: int, t: int, n: int) -> str:
+        """Which of a cross-plane route's destination and next hop lie in which other plane."""
         parts = [
             f"{what} {self.names[k]} is in plane {int(self.switch_plane[k])}"
             for what, k in (("destination", t), ("next hop", n))
-            if k >= 0
+            if k >= 0 and self.switch_plane[k] != self.switch_plane[s]
         ]
         return ", ".join(parts)
 
