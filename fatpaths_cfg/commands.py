@@ -128,7 +128,7 @@ def topo_generate(
     import yaml
 
     from fatpaths_cfg.block_yaml import dump_block_yaml
-    from fatpaths_cfg.inventory.expand import run_generator, topology_wiring
+    from fatpaths_cfg.inventory.expand import planes_wiring, run_plane_generators
     from fatpaths_cfg.output import write_owned_file
 
     params: dict[str, Any] = {}
@@ -139,21 +139,22 @@ def topo_generate(
             raise typer.Exit(EXIT_USER_ERROR)
         params[key.strip()] = yaml.safe_load(value)
     params["seed"] = seed
-    topology = run_or_exit(
-        lambda: run_generator(kind, params, "<command line>", lambda _: 0, "--param")
+    # `--param planes=N` (and heterogeneous=true) writes parallel planes.
+    planes = run_or_exit(
+        lambda: run_plane_generators(kind, params, "<command line>", lambda _: 0, "--param")
     )
     fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
     data = {
         "fabric": fabric_name,
         "defaults": {"platform": "frr", "link_speed": "100G"},
-        **topology_wiring(topology),
+        **planes_wiring(planes),
     }
     header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"
     text = header + dump_block_yaml(data)
     run_or_exit(lambda: write_owned_file(out, text, GENERATED_INVENTORY, force))
     console.print(
-        f"wrote {out}: {len(topology.switch_names)} switches, "
-        f"{len(topology.edges)} links, {sum(topology.hosts_per_switch)} hosts"
+        f"wrote {out}: {sum(len(t.switch_names) for t in planes)} switches, "
+        f"{sum(len(t.edges) for t in planes)} links, {sum(planes[0].hosts_per_switch)} hosts"
     )
 
 

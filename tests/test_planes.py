@@ -288,3 +288,28 @@ def test_host_plan_has_an_uplink_per_plane_and_mptcp_sized_for_planes_times_laye
     for uplink in view.uplinks:
         route = f"ip route replace {uplink.pool_v4} via {uplink.layers[0].gateway_v4} "
         assert route + f"dev {uplink.device}" in script
+
+
+@pytest.mark.parametrize("inventory", [HAND, JELLYFISH], ids=["hand", "jellyfish"])
+def test_verify_walks_each_plane_and_passes(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    api.compile_to_directory(inventory, out)
+    result = CliRunner().invoke(build_app(), ["verify", str(out)])
+    assert result.exit_code == 0, result.output
+    fabric = load_fabric(inventory)[1]
+    sizes = np.bincount(fabric.plane_of_switch)
+    walks = 2 * int((sizes * (sizes - 1)).sum())  # 2 layers, ordered pairs within planes
+    assert f"{walks} walks" in result.stdout
+    assert "PASS" in result.stdout
+
+
+def test_topo_generate_writes_a_planes_inventory(tmp_path: Path) -> None:
+    out = tmp_path / "planes.yaml"
+    args = ["topo", "generate", "jellyfish", "--param", "nr=6", "--param", "k=3", "--param",
+            "p=1", "--param", "planes=2", "--param", "heterogeneous=true", "-o", str(out)]
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 0, result.output
+    fabric = load_fabric(out)[1]
+    assert fabric.planes == 2 and len(fabric.switches) == 12
+    assert all(len(h.uplinks) == 2 for h in fabric.hosts)
+    assert plane_edges(fabric, 0) != plane_edges(fabric, 1)

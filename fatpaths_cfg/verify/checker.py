@@ -240,11 +240,10 @@ class _Checker:
         edges = self.fabric.edges
         self.link_ends = edges.astype(np.int64)
         self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
-        self.switch_plane = np.array([s.plane for s in self.fabric.switches], dtype=np.int64)
-        # Source and destination distinct and in one plane: the pairs a layer must route.
-        self.plane_pairs = np.equal.outer(self.switch_plane, self.switch_plane) & ~np.eye(
-            self.nr, dtype=bool
-        )
+        # Routes join the switches of one plane; pairs across planes have none by design.
+        plane_of = self.fabric.plane_of_switch
+        self.switch_plane = plane_of
+        self.routed_pairs = ~np.eye(self.nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])
 
     @property
     def table_count(self) -> int:
@@ -473,7 +472,7 @@ class _Checker:
         self, table: int, hop: np.ndarray, sound: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Walk every pair of one table; returns failed (source, destination, faulty switch)."""
-        s, t = np.nonzero(self.plane_pairs)
+        s, t = np.nonzero(self.routed_pairs)
         current = s.copy()
         layer = self.index.layer_of_table(table) - 1
         rank = self.ranks[layer]
@@ -544,12 +543,13 @@ class _Checker:
         # Consequences of each faulty hop (table, s, t): broken walks and one example path.
         broken: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
         counts: dict[tuple[int, int, int], int] = defaultdict(int)
+        off_diagonal = self.routed_pairs
         for table in range(self.table_count):
             first = row[table]
             sound = np.zeros((self.nr, self.nr), dtype=bool)
             has = first >= 0
             sound[has] = fault[first[has]] < 0
-            missing = self.plane_pairs & ~has
+            missing = off_diagonal & ~has
             for s_, t_ in zip(*np.nonzero(missing), strict=True):
                 broken[(table, int(s_), int(t_))]  # registers the black hole
             fs, ft, fat = self.walk(table, hop[table], sound)
@@ -819,7 +819,9 @@ class _Checker:
             for entry in parsed.host_routes
         }
         hosts = {h.name: h for h in self.fabric.hosts}
-        switches_with_hosts = {self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks}
+        switches_with_hosts = {
+            self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks
+        }
         for want in self.index.expected:
             key = (want.owner, want.address)
             expected_keys.add(key)

@@ -42,7 +42,7 @@ class ExpectedAddress:
     role: str  # "link", "gateway", "loopback", "host"
     layer: int | None
     link: int | None = None
-    plane: int = 0  # hosts: the plane whose uplink carries the address
+    plane: int = 0  # hosts: the plane the address lives in
 
 
 @dataclass
@@ -161,7 +161,7 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
                             canonical_interface(value),
                             "host",
                             address["layer"],
-                            plane=int(address.get("plane", 0)),
+                            plane=address.get("plane", 0),
                         )
                     )
     index.vlans = {v["vlan"]: v["layer"] for v in plan.get("vlans", [])}

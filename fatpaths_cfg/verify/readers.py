@@ -301,7 +301,9 @@ def _read_hosts(parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled) -> Non
             parts = text.split()
             words = parts[2:] if parts[1:2] == ["-6"] else parts[1:]
             if words[:2] == ["addr", "replace"] and len(words) >= 3:
-                parsed.host_addresses.append(AddressLine(host.name, "eth0", words[2], file, number))
+                # The device names the plane's uplink (eth0 with one plane).
+                device = words[4] if words[3:4] == ["dev"] and len(words) >= 5 else "eth0"
+                parsed.host_addresses.append(AddressLine(host.name, device, words[2], file, number))
 
 
 def rendered_platforms(out: Path) -> list[str]:
