@@ -180,6 +180,15 @@ def test_low_latency_table_takes_the_fewest_hop_plane(hand2: Path) -> None:
     assert chose_each_plane == {0, 1}
 
 
+def test_containerlab_topology_cables_every_plane(hand2: Path) -> None:
+    text = (hand2 / "lab" / "hand-2planes.clab.yml").read_text()
+    for host in load_compiled(hand2).data["hosts"]:
+        for uplink in host["uplinks"]:
+            switch_end = f"    - {uplink['switch']}:{uplink['port']}\n"
+            cable = f"{switch_end}    - {host['name']}:eth{uplink['plane']}\n"
+            assert cable in text, text
+
+
 def test_single_plane_fabrics_get_no_low_latency_table(tmp_path: Path) -> None:
     out = compiled(REPO / "inventories" / "hand-6.yaml", tmp_path / "hand6")
     assert not list((out / "hosts").glob("*.low-latency.csv"))

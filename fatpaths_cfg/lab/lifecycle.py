@@ -211,7 +211,8 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
     clab_engine.attach_namespaces(plan, topo_name)
     host_ports: dict[int, list[str]] = {}
     for host in plan.hosts:
-        host_ports.setdefault(host.switch, []).append(host.switch_ifname)
+        for port in host.ports:
+            host_ports.setdefault(port.switch, []).append(port.switch_ifname)
 
     def prelude(node: SwitchNode) -> None:
         # Proxy ARP answers hosts after `proxy_delay` (up to 0.8 s) unless told not to wait.
