@@ -34,9 +34,13 @@ _SWITCH_PRELUDE = (
     "sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_burst=10000 "
     "net.ipv4.icmp_msgs_per_sec=100000; "
 )
+# Hosts too: the per-peer limit (icmp_ratelimit) lets a host answer only a few traceroute probes
+# from one source address per second, and `lab test` traces one host pair several times in a
+# few seconds when every switch has one host (each plane's and the low-latency traces).
 _HOST_PRELUDE = (
     "ip link set lo up; "
-    "sysctl -qw net.ipv4.icmp_msgs_burst=10000 net.ipv4.icmp_msgs_per_sec=100000; "
+    "sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_burst=10000 "
+    "net.ipv4.icmp_msgs_per_sec=100000; "
 )
 
 
@@ -51,8 +55,8 @@ def _raise_neighbour_limits(plan: LabPlan, state: LabState) -> None:
     """The ARP/ND tables are shared by all namespaces (default hard limit 1024 entries): a
     q=5 Slim Fly needs ~1,750, and an overflowing table silently drops first packets. Only
     ever raised, and the previous values are recorded so `down` puts them back."""
-    layers = len(plan.layer_ids)
-    needed = 2 * (2 * len(plan.links) + len(plan.hosts) * (layers + 1)) + 1024
+    addresses = len(plan.layer_ids) * plan.planes  # per host: one per (plane, layer)
+    needed = 2 * (2 * len(plan.links) + len(plan.hosts) * (addresses + 1)) + 1024
     for family in ("ipv4", "ipv6"):
         hard = Path(str(_NEIGH).format(family=family, n=3))
         soft = Path(str(_NEIGH).format(family=family, n=2))
