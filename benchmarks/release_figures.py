@@ -6,7 +6,8 @@ extracted into a temporary directory; its native extension is the one of this ch
 `native/` did not change since, and otherwise a wheel of the ref is built into a temporary
 virtual environment. Runs of the two are interleaved and repeated; medians are printed.
 
-    python benchmarks/release_figures.py [--ref REF] [--repeat 3] [--big] [--only NAME,...]
+    python benchmarks/release_figures.py [--ref REF [--ref-native SO]] [--repeat 3] [--big]
+                                         [--only NAME,...]
 
 --big adds the Slim Fly q=37 compile (minutes, several GB). Targets are those of a quiet
 2-core machine; on a busy one the ratio is the figure to read.
@@ -82,8 +83,10 @@ def run_timed(checkout: Checkout, args: list[str]) -> Sample:
     return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
-def extract_ref(ref: str, into: Path) -> Path:
-    """The tree of `ref` in a directory, with a native extension that matches it."""
+def extract_ref(ref: str, into: Path, native: Path | None = None) -> Path:
+    """The tree of `ref` in a directory, with a native extension that matches it: `native`
+    when given (an extension built from that ref), else this checkout's when `native/` did not
+    change since, else one built from a wheel of the ref."""
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", ref],
         check=True,
@@ -92,6 +95,9 @@ def extract_ref(ref: str, into: Path) -> Path:
     root = into / "previous"
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(root, filter="data")
+    if native is not None:
+        shutil.copy2(native, root / NATIVE_SO)
+        return root
     unchanged = subprocess.run(
         ["git", "-C", str(REPO), "diff", "--quiet", ref, "HEAD", "--", "native/"], check=False
     )
@@ -229,6 +235,12 @@ def main() -> None:
     parser.add_argument(
         "--ref", default=None, help="git ref of the previous release (none: no ratios)"
     )
+    parser.add_argument(
+        "--ref-native",
+        type=Path,
+        default=None,
+        help="native extension (.so) built from REF, used instead of building a wheel of it",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--big", action="store_true", help="include the q=37 compile")
     parser.add_argument("--only", default=None, help="comma-separated figure names")
@@ -241,7 +253,7 @@ def main() -> None:
         base = Path(scratch)
         checkouts = [Checkout("now", REPO, sys.executable, base / "now")]
         if args.ref:
-            root = extract_ref(args.ref, base)
+            root = extract_ref(args.ref, base, args.ref_native)
             checkouts.insert(0, Checkout(args.ref, root, sys.executable, base / "before"))
         for checkout in checkouts:
             checkout.work.mkdir()

@@ -4,6 +4,7 @@ Compiles, renders every switch config and host plan plus the Batfish snapshot, a
 output directory; prints seconds per stage and the bytes written. Target: <= 30 s on 2 cores.
 
     python benchmarks/render_slimfly.py [--q 19] [--layers 9] [--platform frr] [--out DIR]
+                                        [--no-batfish]
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from fatpaths_cfg import api
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 
 def inventory_text(q: int, layers: int, platform: str) -> str:
@@ -31,8 +33,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--q", type=int, default=19)
     parser.add_argument("--layers", type=int, default=9)
-    parser.add_argument("--platform", default="frr")
+    parser.add_argument("--platform", default=DEFAULT_PLATFORM, choices=list(PLATFORMS))
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--no-batfish", action="store_true", help="leave out the snapshot (compile's default)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fatpaths-bench-"))
     try:
@@ -42,7 +47,9 @@ def main() -> None:
         start = time.perf_counter()
         compiled = api.compile_fabric(inventory)
         compiled_at = time.perf_counter()
-        tree = api.build_output(compiled, platforms=[args.platform])
+        tree = api.build_output(
+            compiled, platforms=[args.platform], batfish=not args.no_batfish
+        )
         rendered_at = time.perf_counter()
         written, unchanged = tree.commit(out)
         done = time.perf_counter()

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from fatpaths_cfg import api
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 from fatpaths_cfg.verify.run import verify_output
 
 
@@ -37,7 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--q", type=int, default=19)
     parser.add_argument("--layers", type=int, default=9)
-    parser.add_argument("--platform", default="frr")
+    parser.add_argument("--platform", default=DEFAULT_PLATFORM, choices=list(PLATFORMS))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

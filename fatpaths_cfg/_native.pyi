@@ -24,6 +24,19 @@ def layer_is_deadlock_free(
     next_hop: npt.NDArray[np.int32], endpoints: npt.NDArray[np.bool_] | None = None
 ) -> bool: ...
 
+def read_route_lines(
+    paths: list[str],
+) -> tuple[
+    list[str],
+    list[str],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint32],
+    list[tuple[int, int, str]],
+    list[int],
+]: ...
+
 class PacketSimulator:
     def __init__(
         self, network: dict[str, object], flows: dict[str, object], config: dict[str, object]

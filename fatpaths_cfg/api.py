@@ -17,7 +17,7 @@ from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
-from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
+from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.layers.planes import fabric_layers
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
@@ -167,12 +167,14 @@ def build_output(
     platforms: list[str] | None = None,
     limit: list[str] | None = None,
     tick: RenderTick = _no_tick,
+    batfish: bool = False,
 ) -> OutputTree:
     """Every file of the compiled output directory, in memory.
 
     `platforms` overrides each switch's inventory platform (rendering each one listed);
-    `limit` renders configs and host plans of those switches only. Raises UserErrors for
-    unknown names and for switches over a platform limit, before anything is rendered.
+    `limit` renders configs and host plans of those switches only; `batfish` adds the Batfish
+    snapshot (`batfish/`), which only `verify --batfish` reads. Raises UserErrors for unknown
+    names and for switches over a platform limit, before anything is rendered.
     """
     selection = plan_render(compiled, platforms, limit)
     plan = compiled.address_plan
@@ -180,8 +182,9 @@ def build_output(
     progress("writing the model")
     tree = model_output(compiled)
     progress("rendering configs and host plans")
-    render_into(tree, compiled, plan, selection, tick)
-    tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))
+    render_into(tree, compiled, plan, selection, tick, batfish)
+    if clab_runs(compiled.fabric):
+        tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))
     return tree
 
 
@@ -202,17 +205,20 @@ def refuse_running_lab(target: Path) -> None:
 RENDERED_FOLDERS = ("configs", "hosts", "batfish")
 
 
-def keep_earlier_output(tree: OutputTree, target: Path) -> None:
+def keep_earlier_output(tree: OutputTree, target: Path, batfish: bool = False) -> None:
     """Carry over rendered files of an earlier output that this (limited) run did not produce,
     so that rendering a subset of switches updates them without deleting the others. Only files
-    the earlier run listed as its own are carried: nothing foreign joins the new output."""
+    the earlier run listed as its own are carried: nothing foreign joins the new output. An
+    earlier Batfish snapshot is carried only into a run that renders one (else it would mix
+    old devices with new configs)."""
     manifest = output_manifest(target) if target.is_dir() else None
     if manifest is None:
         return
+    folders = RENDERED_FOLDERS if batfish else tuple(f for f in RENDERED_FOLDERS if f != "batfish")
     for relative in sorted(manifest):
         path = target / relative
         if (
-            relative.split("/", 1)[0] in RENDERED_FOLDERS
+            relative.split("/", 1)[0] in folders
             and relative not in tree.files
             and path.is_file()
         ):
@@ -231,9 +237,10 @@ def compile_to_directory(
     seed: int | None = None,
     progress: ProgressHook = _quiet,
     force: bool = False,
+    batfish: bool = False,
 ) -> CompileSummary:
     compiled = compile_fabric(inventory, seed, progress)
     check_compile_target(inventory, out, force)
-    tree = build_output(compiled, progress)
+    tree = build_output(compiled, progress, batfish=batfish)
     written, unchanged = tree.commit(out, [inventory], force)
     return CompileSummary(out, written, unchanged, tree.total_bytes)

@@ -20,15 +20,19 @@ WIDTH = 120
 _PLAIN = re.compile(r"[A-Za-z0-9._/][A-Za-z0-9._/@+=-]*(?:[: ][A-Za-z0-9._/@+=-]+)*\Z")
 
 
+_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+
+
 def _reads_back_as_string(value: str) -> bool:
     """What PyYAML's resolver decides for a plain scalar: words that read as numbers,
     booleans, null or timestamps (1e3, yes, 12:30, .inf, 2024-01-01) must be quoted."""
-    from yaml.resolver import Resolver
+    if not _resolvers:
+        # Imported on first use (yaml is not needed to start); a containerlab file of a
+        # large fabric asks this 200k times.
+        from yaml.resolver import Resolver
 
-    for _tag, pattern in Resolver.yaml_implicit_resolvers.get(value[0], ()):
-        if pattern.match(value):
-            return False
-    return True
+        _resolvers.update(Resolver.yaml_implicit_resolvers)
+    return not any(pattern.match(value) for _tag, pattern in _resolvers.get(value[0], ()))
 
 
 class _NeedsPyYAML(Exception):
@@ -40,7 +44,10 @@ def _scalar(value: object) -> str:
         if _PLAIN.match(value) and _reads_back_as_string(value):
             return value
         raise _NeedsPyYAML
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, bool):
+        # Before int: bool is an int subclass, and YAML spells it in lower case.
+        return "true" if value else "false"
+    if isinstance(value, int):
         return str(value)
     raise _NeedsPyYAML
 

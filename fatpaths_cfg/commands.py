@@ -12,6 +12,7 @@ import typer
 
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.errors import UserErrors, printed_lines
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 err_console = make_console(stderr=True)
 console = make_console()
@@ -50,8 +51,8 @@ def compile_command(
     platform: str | None = typer.Option(
         None,
         "--platform",
-        help="Render these platforms for every switch, e.g. eos,frr "
-        "(default: each switch's platform from the inventory).",
+        help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
+        "default: each switch's platform from the inventory).",
     ),
     limit: str | None = typer.Option(
         None,
@@ -64,6 +65,11 @@ def compile_command(
         "--force",
         help="Replace the output directory even if it is not an earlier fatpaths output "
         "or holds files fatpaths did not write.",
+    ),
+    batfish: bool = typer.Option(
+        False,
+        "--batfish",
+        help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
     ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
@@ -99,9 +105,11 @@ def compile_command(
             print(f"warning: {warning}", file=sys.stderr)
         target = out or default_output(inventory, compiled.name)
         run_or_exit(lambda: api.check_compile_target(inventory, target, force))
-        tree = run_or_exit(lambda: api.build_output(compiled, progress, platforms, switches, tick))
+        tree = run_or_exit(
+            lambda: api.build_output(compiled, progress, platforms, switches, tick, batfish)
+        )
         if switches:
-            api.keep_earlier_output(tree, target)
+            api.keep_earlier_output(tree, target, batfish)
         written, unchanged = run_or_exit(lambda: tree.commit(target, [inventory], force))
     # No markup: the target path may hold brackets that rich would take for style tags.
     console.print(
@@ -146,7 +154,7 @@ def topo_generate(
     fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
     data = {
         "fabric": fabric_name,
-        "defaults": {"platform": "frr", "link_speed": "100G"},
+        "defaults": {"platform": DEFAULT_PLATFORM, "link_speed": "100G"},
         **planes_wiring(planes),
     }
     header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"

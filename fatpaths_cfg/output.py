@@ -160,7 +160,7 @@ class OutputTree:
         self.add_bytes(relative, text.encode("utf-8"))
 
     def add_bytes(self, relative: str, data: bytes) -> None:
-        if relative.startswith("/") or ".." in Path(relative).parts:
+        if relative.startswith("/") or ".." in relative.split("/"):
             raise ValueError(f"output path escapes the output directory: {relative}")
         if relative == OUTPUT_MARKER:
             raise ValueError(f"{OUTPUT_MARKER} is written by commit")
@@ -203,19 +203,25 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
     unchanged = 0
     # The very same bytes object under two names (the Batfish snapshot's frr.conf is the
     # rendered one) is written once and hard-linked: half the bytes of a large fabric's output.
-    first_written: dict[int, Path] = {}
+    first_written: dict[int, str] = {}
+    # Tens of thousands of files: plain strings and one mkdir per folder, not per file.
+    folders: set[str] = set()
+    earlier = target.is_dir()
     try:
         staging.chmod(0o755)  # mkdtemp makes it private; the output is meant to be shared
         for relative in sorted(files):
             data = files[relative]
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            old = target / relative
-            if old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data:
-                shutil.copy2(old, path)
+            path = f"{staging}/{relative}"
+            folder = os.path.dirname(path)
+            if folder not in folders:
+                os.makedirs(folder, exist_ok=True)
+                folders.add(folder)
+            if earlier and _same_file(target / relative, data):
+                shutil.copy2(target / relative, path)
                 unchanged += 1
             elif not _linked(first_written.get(id(data)), path):
-                path.write_bytes(data)
+                with open(path, "wb") as handle:
+                    handle.write(data)
                 if len(data) >= _LINK_MIN_BYTES:
                     first_written[id(data)] = path
         _swap_in(staging, target)
@@ -229,7 +235,11 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
 _LINK_MIN_BYTES = 4096
 
 
-def _linked(source: Path | None, path: Path) -> bool:
+def _same_file(old: Path, data: bytes) -> bool:
+    return old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data
+
+
+def _linked(source: str | None, path: str) -> bool:
     """Hard-link `path` to `source`; False where there is no source or links are refused."""
     if source is None:
         return False

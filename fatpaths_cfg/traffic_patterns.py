@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
 
 IntArray = npt.NDArray[np.int64]
 
@@ -74,6 +73,15 @@ def _derangement(n: int, rng: np.random.Generator) -> IntArray:
             return perm.astype(np.int64)
 
 
+def _assignment(cost: npt.NDArray[np.float64]) -> tuple[IntArray, IntArray]:
+    """Minimum-cost assignment. scipy.optimize is imported here, when a pattern needs it:
+    importing it costs more than a whole small simulation."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(cost)
+    return rows, cols
+
+
 def _host_switches(site: PatternSite) -> IntArray:
     return np.flatnonzero(site.hosts_per_switch() > 0).astype(np.int64)
 
@@ -99,7 +107,7 @@ def adversarial_switch_map(site: PatternSite, rng: np.random.Generator) -> IntAr
     # Prefer distance 1, then short; random noise picks among equals.
     cost = np.where(dist == 1, 0.0, dist + 10.0) + rng.random(dist.shape) * 1e-3
     np.fill_diagonal(cost, 1e9)
-    rows, cols = linear_sum_assignment(cost)
+    rows, cols = _assignment(cost)
     mapping = np.full(site.n_switches, -1, dtype=np.int64)
     mapping[sw[rows]] = sw[cols]
     return mapping
@@ -119,7 +127,7 @@ def matching_switch_map(site: PatternSite, rng: np.random.Generator,
     dist = site.dist[np.ix_(sources, targets)].astype(np.float64)
     dist[dist == UNREACHABLE] = -1e9
     dist[sources[:, None] == targets[None, :]] = -1e9
-    rows, cols = linear_sum_assignment(-(dist + rng.random(dist.shape) * 1e-3))
+    rows, cols = _assignment(-(dist + rng.random(dist.shape) * 1e-3))
     mapping[sources[rows]] = targets[cols]
     return mapping
 

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.batfish import BatfishResult, check_with_batfish, is_ipv6_statement
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
@@ -36,15 +37,18 @@ def _host() -> str:
 
 def _compile(out: Path, platform: str, inventory: Path = INVENTORY) -> Path:
     compiled = api.compile_fabric(inventory)
-    api.build_output(compiled, platforms=[platform]).commit(out)
+    api.build_output(compiled, platforms=[platform], batfish=True).commit(out)
     return out
+
+# The platforms Batfish reads as they are (the others are modelled as one of these).
+BATFISH_NATIVE = [name for name, p in PLATFORMS.items() if p.snapshot.folder is not None]
 
 
 def _failures(result: BatfishResult) -> list[str]:
     return [f"{c.name}: {f}" for c in result.checks if not c.ok for f in c.failures or [c.detail]]
 
 
-@pytest.mark.parametrize("platform", ["eos", "sonic"])
+@pytest.mark.parametrize("platform", BATFISH_NATIVE)
 def test_batfish_agrees_with_the_compiled_fabric(tmp_path: Path, platform: str) -> None:
     host = _host()
     out = _compile(tmp_path / platform, platform)
@@ -94,6 +98,39 @@ def _parse_eos(tmp_path: Path, inventory: Path, name: str) -> tuple[Any, Any]:
     ).frame()
 
 
+# The vendor format Batfish must detect from each platform's snapshot file alone.
+VENDOR_FORMATS = {"cumulus": "CUMULUS_CONCATENATED", "junos": "FLAT_JUNIPER", "nxos": "CISCO_NX"}
+
+
+@pytest.mark.parametrize("platform", sorted(VENDOR_FORMATS))
+def test_vendor_configs_parse_in_their_own_format_with_no_warning(
+    tmp_path: Path, platform: str
+) -> None:
+    from pybatfish.client.session import Session
+
+    out = _compile(tmp_path / platform, platform)
+    bf = Session(host=_host())
+    bf.set_network(f"fatpaths-{platform}-format")
+    bf.init_snapshot(str(out / "batfish"), name=platform, overwrite=True)
+    status = bf.q.fileParseStatus().answer().frame()
+    configs = status[status["File_Name"].str.startswith("configs/")]
+    assert len(configs) == 50
+    assert set(configs["File_Format"]) == {VENDOR_FORMATS[platform]}
+    assert set(configs["Status"]) == {"PASSED"}
+    assert len(bf.q.parseWarning().answer().frame()) == 0
+    assert len(bf.q.initIssues().answer().frame()) == 0
+    # Layer-1 edges name the vendor ports, so every fabric link is an L3 edge in Batfish.
+    fabric = api.compile_fabric(INVENTORY).fabric
+    switches = {s.name.lower() for s in fabric.switches}
+    edges = bf.q.layer3Edges().answer().frame()
+    between_switches = [
+        row
+        for _, row in edges.iterrows()
+        if row["Interface"].hostname in switches and row["Remote_Interface"].hostname in switches
+    ]
+    assert len(between_switches) == 2 * len(fabric.links)
+
+
 def test_eos_configs_parse_as_arista_with_no_warning(tmp_path: Path) -> None:
     configs, warnings = _parse_eos(tmp_path, HAND6, "eos-v4")
     assert len(configs) == 6
@@ -113,7 +150,7 @@ def test_dual_stack_eos_parses_as_arista_and_only_ipv6_lines_may_be_unparsed(
     assert all(is_ipv6_statement(str(text)) for text in warnings["Text"])
 
 
-@pytest.mark.parametrize("platform", ["eos", "sonic"])
+@pytest.mark.parametrize("platform", BATFISH_NATIVE)
 def test_dual_stack_fabric_passes_on_ipv4_and_reports_ipv6_as_internal(
     tmp_path: Path, platform: str
 ) -> None:

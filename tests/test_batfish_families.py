@@ -61,7 +61,7 @@ class RecordedRoutes:
 @pytest.fixture(scope="module")
 def dual(tmp_path_factory: pytest.TempPathFactory) -> LoadedCompiled:
     out = tmp_path_factory.mktemp("dual")
-    api.build_output(api.compile_fabric(DUAL), platforms=["eos"]).commit(out)
+    api.build_output(api.compile_fabric(DUAL), platforms=["eos"], batfish=True).commit(out)
     return load_compiled(out)
 
 

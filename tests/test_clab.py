@@ -15,7 +15,8 @@ from conftest import clab_schema_path
 from lab_fixtures import compiled_lab_output, has_rendered_configs
 
 from fatpaths_cfg.compiled import load_compiled
-from fatpaths_cfg.lab.clab import KINDS, ClabImages, write_clab
+from fatpaths_cfg.lab.clab import ClabImages, write_clab
+from fatpaths_cfg.platforms import PLATFORMS
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGES = ClabImages(
@@ -79,7 +80,9 @@ def test_emitted_topology_is_complete(inventory: str, tmp_path: Path) -> None:
         "eos": "example/ceos:1",
     }
     for switch in fabric.switches:
-        assert nodes[switch.name]["kind"] == KINDS[switch.platform]
+        clab = PLATFORMS[switch.platform].clab
+        assert clab is not None
+        assert nodes[switch.name]["kind"] == clab.kind
         assert nodes[switch.name]["image"] == wanted_image[switch.platform]
     for host in fabric.hosts:
         assert nodes[host.name]["kind"] == "linux"

@@ -291,7 +291,7 @@ def test_the_same_bytes_under_two_names_are_one_hard_linked_file(tmp_path: Path)
 
 def test_a_compile_links_the_snapshots_frr_conf_to_the_rendered_one(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    api.compile_to_directory(REPO / "inventories" / "slimfly-q5.yaml", out)
+    api.compile_to_directory(REPO / "inventories" / "slimfly-q5.yaml", out, batfish=True)
     rendered = out / "configs/frr/sf-0-0-0/frr.conf"
     snapshot = out / "batfish/sonic_configs/sf-0-0-0/frr.conf"
     assert snapshot.stat().st_ino == rendered.stat().st_ino

@@ -313,3 +313,16 @@ def test_topo_generate_writes_a_planes_inventory(tmp_path: Path) -> None:
     assert fabric.planes == 2 and len(fabric.switches) == 12
     assert all(len(h.uplinks) == 2 for h in fabric.hosts)
     assert plane_edges(fabric, 0) != plane_edges(fabric, 1)
+
+
+def test_pacing_shapes_every_planes_uplink(tmp_path: Path) -> None:
+    text = HAND.read_text(encoding="utf-8").replace(
+        "  link_speed: 50G", "  link_speed: 50G\n  host_flow_rate: 25G"
+    )
+    path = tmp_path / "paced.yaml"
+    path.write_text(text, encoding="utf-8")
+    compiled = api.compile_fabric(path)
+    host = compiled.fabric.hosts[0]
+    script = render_host(host_view(compiled.fabric, compiled.address_plan, host))
+    for device in ("eth0", "eth1"):
+        assert f"tc qdisc replace dev {device} root fq maxrate 25000mbit" in script

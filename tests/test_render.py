@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,10 +28,9 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.render import PLATFORMS
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.base import FABRIC_MTU
 from fatpaths_cfg.render.environment import vlan_ranges
-from fatpaths_cfg.render.eos import EosPlatform
 from fatpaths_cfg.render.ifnames import kernel_ifname
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,8 +44,15 @@ GOLDEN_CASES = {
     "hand6-v6": (GOLDEN / "hand6-v6.yaml", ["frr", "linux"]),
     "hand6-ecmp": (GOLDEN / "hand6-ecmp.yaml", ["frr", "linux"]),
     "hand6-acyclic": (GOLDEN / "hand6-acyclic.yaml", ["frr"]),
+    # One platform per case, so that the Batfish snapshot is that platform's own files.
+    "hand6-cumulus": (HAND6, ["cumulus"]),
+    "hand6-junos": (HAND6, ["junos"]),
+    "hand6-nxos": (HAND6, ["nxos"]),
 }
-ROUTE = re.compile(r"^ip route (?:replace )?(\S+) (?:via )?(\d+\.\d+\.\d+\.\d+)$")
+ROUTE = re.compile(
+    r"^(?:ip route (?:replace )?|set routing-options static route )"
+    r"(\S+) (?:via |next-hop )?(\d+\.\d+\.\d+\.\d+)$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +62,12 @@ def slimfly() -> CompiledFabric:
 
 @pytest.fixture(scope="module")
 def slimfly_files(slimfly: CompiledFabric) -> dict[str, bytes]:
-    return api.build_output(slimfly, platforms=list(PLATFORMS)).files
+    return api.build_output(slimfly, platforms=list(PLATFORMS), batfish=True).files
 
 
 def _config_text(files: dict[str, bytes], platform: str, switch: str) -> str:
-    name = {"frr": f"{switch}/frr.conf", "sonic": f"{switch}/frr.conf"}.get(platform)
-    name = name or {"eos": f"{switch}.cfg", "linux": f"{switch}.sh"}[platform]
-    return files[f"configs/{platform}/{name}"].decode()
+    """The platform's first file of a switch: the one holding its routes."""
+    return files[f"configs/{platform}/{PLATFORMS[platform].paths(switch)[0]}"].decode()
 
 
 def _routes(text: str) -> list[tuple[str, str]]:
@@ -150,7 +156,8 @@ def test_structured_files_parse_back(
 def test_a_switch_over_a_platform_limit_is_a_named_error(
     slimfly: CompiledFabric, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(EosPlatform, "max_routes", 100)
+    eos = PLATFORMS["eos"]
+    monkeypatch.setitem(PLATFORMS, "eos", replace(eos, limits=replace(eos.limits, routes=100)))
     with pytest.raises(UserErrors) as caught:
         api.build_output(slimfly, platforms=["eos"], limit=["sf-0-0-0"])
     (error,) = caught.value.errors
@@ -194,9 +201,25 @@ def test_cli_platform_limit_and_unchanged_files(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_batfish_snapshot_is_written_only_when_asked(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner = CliRunner()
+    args = ["compile", str(HAND6), "-o", str(out)]
+    assert runner.invoke(build_app(), args).exit_code == 0
+    assert (out / "configs").is_dir() and not (out / "batfish").exists()
+    assert runner.invoke(build_app(), [*args, "--batfish"]).exit_code == 0
+    assert (out / "batfish/batfish/layer1_topology.json").is_file()
+    # A limited run without --batfish drops the snapshot rather than mix old and new devices.
+    result = runner.invoke(build_app(), [*args, "--limit", "leaf1"])
+    assert result.exit_code == 0, result.output
+    assert (out / "configs").is_dir() and not (out / "batfish").exists()
+
+
 def _rendered(case: str) -> dict[str, bytes]:
     inventory, platforms = GOLDEN_CASES[case]
-    files = api.build_output(api.compile_fabric(inventory), platforms=platforms).files
+    files = api.build_output(
+        api.compile_fabric(inventory), platforms=platforms, batfish=True
+    ).files
     keep = ("configs/", "hosts/", "batfish/")
     return {k: v for k, v in files.items() if k.startswith(keep)}
 

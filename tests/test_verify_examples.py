@@ -12,11 +12,12 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
+from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
 from fatpaths_cfg.verify.commands import add_commands
 from fatpaths_cfg.verify.run import verify_output
 
 INVENTORIES = sorted((Path(__file__).resolve().parent.parent / "inventories").glob("*.yaml"))
-PLATFORMS = ["frr", "linux", "eos", "sonic"]
+PLATFORMS = list(REGISTRY)
 
 
 def _compile(inventory: Path, out: Path, platforms: list[str] = PLATFORMS) -> Path:
@@ -28,7 +29,7 @@ def _compile(inventory: Path, out: Path, platforms: list[str] = PLATFORMS) -> Pa
 @pytest.mark.parametrize("inventory", INVENTORIES, ids=[p.stem for p in INVENTORIES])
 def test_every_example_verifies_on_every_platform(inventory: Path, tmp_path: Path) -> None:
     report = verify_output(_compile(inventory, tmp_path / "out"))
-    assert [c.platform for c in report.checks] == ["frr", "sonic", "eos", "linux"]
+    assert [c.platform for c in report.checks] == list(REGISTRY)
     for check in report.checks:
         assert [str(f) for f in check.findings] == [], check.platform
         switches = json.loads((tmp_path / "out" / "fabric.json").read_text())["switches"]

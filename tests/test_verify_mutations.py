@@ -13,7 +13,9 @@ import pytest
 
 from fatpaths_cfg import addressing, api
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
 from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
 from fatpaths_cfg.verify.checker import (
     BAD_NEXT_HOP,
     DUPLICATE_ADDRESS,
@@ -32,18 +34,26 @@ from fatpaths_cfg.verify.model import Location
 from fatpaths_cfg.verify.readers import read_configs
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
-PLATFORMS = ("frr", "linux", "eos", "sonic")
+# Every registered platform; each needs its expected files below (the test data of a platform,
+# like its goldens).
+PLATFORMS = tuple(REGISTRY)
 ROUTES_FILE = {
     "frr": "configs/frr/{}/frr.conf",
     "linux": "configs/linux/{}.sh",
     "eos": "configs/eos/{}.cfg",
     "sonic": "configs/sonic/{}/frr.conf",
+    "cumulus": "configs/cumulus/{}/frr.conf",
+    "junos": "configs/junos/{}.set",
+    "nxos": "configs/nxos/{}.cfg",
 }
 ADDRESS_FILE = {
     "frr": "configs/frr/{}/interfaces.sh",
     "linux": "configs/linux/{}.sh",
     "eos": "configs/eos/{}.cfg",
     "sonic": "configs/sonic/{}/config_db.json",
+    "cumulus": "configs/cumulus/{}/interfaces",
+    "junos": "configs/junos/{}.set",
+    "nxos": "configs/nxos/{}.cfg",
 }
 
 
@@ -134,6 +144,21 @@ def _add_address(out: Path, platform: str, switch: str, port: str, address: str)
         start = lines.index(f"interface {'Loopback0' if port == 'lo' else port}\n")
         own = next(i for i in range(start, len(lines)) if "ip address" in lines[i])
         lines.insert(own + 1, f"   ip address {address} secondary\n")
+    elif platform == "nxos":
+        interface = "loopback0" if port == "lo" else NXOS_PORTS.name(port)
+        start = lines.index(f"interface {interface}\n")
+        own = next(i for i in range(start, len(lines)) if "ip address" in lines[i])
+        lines.insert(own + 1, f"  ip address {address} secondary\n")
+    elif platform == "cumulus":
+        stanza = "lo inet loopback" if port == "lo" else CUMULUS_PORTS.name(port)
+        start = lines.index(f"iface {stanza}\n")
+        own = next(i for i in range(start, len(lines)) if "address" in lines[i].split())
+        lines.insert(own + 1, f"    address {address}\n")
+    elif platform == "junos":
+        name = "lo0" if port == "lo" else JUNOS_PORTS.name(port)
+        head = f"set interfaces {name} unit 0 family inet address "
+        own = next(i for i, x in enumerate(lines) if x.startswith(head))
+        lines.insert(own + 1, f"{head}{address}\n")
     else:
         device = f" dev {kernel_ifname(port)}\n"
         own = next(i for i, x in enumerate(lines) if "addr replace" in x and x.endswith(device))
@@ -303,7 +328,7 @@ def test_another_switchs_loopback_is_a_duplicate_address_at_its_line(
     assert f"{names[7]} port lo ({ADDRESS_FILE[platform].format(names[7])}:" in finding.message
 
 
-@pytest.mark.parametrize("platform", ["frr", "eos"])
+@pytest.mark.parametrize("platform", ["frr", "eos", "cumulus", "junos", "nxos"])
 def test_a_link_address_on_a_second_port_of_its_switch_is_a_duplicate(
     out: Path, platform: str
 ) -> None:
@@ -372,7 +397,7 @@ def test_verify_catches_overlapping_pools_that_compile_would_refuse(
         assert (out / finding.location.file).is_file()
 
 
-@pytest.mark.parametrize("platform", ["frr", "linux", "eos"])
+@pytest.mark.parametrize("platform", ["frr", "linux", "eos", "cumulus", "junos", "nxos"])
 def test_a_line_the_reader_does_not_know_is_reported_not_skipped(out: Path, platform: str) -> None:
     name = load_compiled(out).fabric.switches[3].name
     path = out / ROUTES_FILE[platform].format(name)

@@ -17,6 +17,7 @@ import yaml
 from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 console = make_console()
 Endpoint = tuple[str, str]
@@ -92,11 +93,22 @@ def read_neighbours(
     return {n: a for n, a in answers.items() if not isinstance(a, str)}
 
 
+def known_platform(value: str) -> str:
+    if value not in PLATFORMS:
+        raise typer.BadParameter(f"unknown platform {value!r}; one of {', '.join(PLATFORMS)}")
+    return value
+
+
 def discover_command(
     devices: Path = typer.Option(..., "--devices", help="Devices file naming the switches."),
     output: Path = typer.Option(..., "-o", "--output", help="Inventory YAML to write."),
     name: str = typer.Option("discovered", "--name", help="Fabric name in the inventory."),
-    platform: str = typer.Option("frr", "--platform", help="Platform of the switches."),
+    platform: str = typer.Option(
+        DEFAULT_PLATFORM,
+        "--platform",
+        callback=known_platform,
+        help=f"Platform of the switches ({', '.join(PLATFORMS)}).",
+    ),
     username: str | None = typer.Option(None, "--username", "-u", help="Login (default root)."),
     password_env: str | None = typer.Option(None, "--password-env"),
     password_file: Path | None = typer.Option(None, "--password-file"),

@@ -20,25 +20,14 @@ from fatpaths_cfg.deploy.cabling import (
     seen_neighbours,
 )
 from fatpaths_cfg.deploy.devices import Credentials, DeviceAccess, DeviceBook
-from fatpaths_cfg.deploy.state import (
-    RouteCheck,
-    RouteTable,
-    frr_compiled_table,
-    script_compiled_table,
-)
+from fatpaths_cfg.deploy.state import RouteCheck, RouteTable
 from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
+from fatpaths_cfg.platforms import PLATFORMS, resolve
+from fatpaths_cfg.platforms.descriptor import Deploy
 
 __all__ = ["Credentials", "DeployOptions", "DeployReport", "DeployTarget", "SwitchResult",
            "check_cabling", "confirm", "deploy", "driver_class", "plan_targets"]
 
-# Per platform: which compiled file (or folder) is the candidate.
-CONFIG_PATHS: dict[str, str] = {
-    "frr": "configs/frr/{name}",
-    "linux": "configs/linux/{name}.sh",
-    "eos": "configs/eos/{name}.cfg",
-    "sonic": "configs/sonic/{name}/config_db.json",
-}
-SSH_PLATFORMS = ("frr", "linux")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -114,22 +103,29 @@ def driver_class(platform: str) -> type[Any]:
         raise UserErrors.single(
             "deploy", "", f"NAPALM cannot be imported ({exc})", DEPLOY_EXTRA_HINT
         ) from None
-    if platform == "frr":
-        from fatpaths_cfg.deploy.frr_driver import FrrDriver
-
-        return FrrDriver
-    if platform == "linux":
-        from fatpaths_cfg.deploy.linux_driver import LinuxDriver
-
-        return LinuxDriver
+    deploy = _deploy_of(platform)
+    if deploy is None:
+        raise UserErrors.single(
+            "deploy", "platform", f"platform {platform!r} cannot be deployed", _deployable()
+        )
+    if ":" in deploy.driver:
+        own: type[Any] = resolve(deploy.driver)
+        return own
     try:
-        driver: type[Any] = get_network_driver(platform)
+        driver: type[Any] = get_network_driver(deploy.driver)
         return driver
     except ModuleImportError:
-        hint = "pip install napalm-sonic" if platform == "sonic" else "install its NAPALM driver"
         raise UserErrors.single(
-            "deploy", "platform", f"no NAPALM driver for platform {platform!r}", hint
+            "deploy", "platform", f"no NAPALM driver for platform {platform!r}", deploy.hint
         ) from None
+
+
+def _deploy_of(platform: str) -> Deploy | None:
+    return PLATFORMS[platform].deploy if platform in PLATFORMS else None
+
+
+def _deployable() -> str:
+    return ", ".join(name for name, p in PLATFORMS.items() if p.deploy is not None)
 
 
 def missing_drivers(targets: list[DeployTarget]) -> list[UserError]:
@@ -187,11 +183,12 @@ def _target(compiled: LoadedCompiled, switch: dict[str, Any], book: DeviceBook, 
     access = book.access(name, switch["index"], switch.get("mgmt"), errors)
     if access is None:
         return None
-    if platform not in CONFIG_PATHS:
+    deploy = _deploy_of(platform)
+    if deploy is None:
         errors.add(fabric_file, 0, f"switches.{name}.platform",
-                   f"platform {platform!r} cannot be deployed", ", ".join(CONFIG_PATHS))
+                   f"platform {platform!r} cannot be deployed", _deployable())
         return None
-    config = out / CONFIG_PATHS[platform].format(name=name)
+    config = out / "configs" / platform / deploy.candidate.format(switch=name)
     if not config.exists():
         errors.add(str(config), 0, "", f"no compiled {platform} config for {name}",
                    f"fatpaths compile INVENTORY -o {out} --platform {platform}")
@@ -213,17 +210,18 @@ def used_ports(compiled: LoadedCompiled, name: str) -> tuple[str, ...]:
 
 
 def expected_routes(platform: str, config: Path) -> RouteTable | None:
-    if platform == "frr":
-        return frr_compiled_table((config / "frr.conf").read_text(encoding="utf-8"))
-    if platform == "linux":
-        return script_compiled_table(config.read_text(encoding="utf-8"))
-    return None
+    deploy = _deploy_of(platform)
+    if deploy is None or deploy.routes is None:
+        return None
+    read: Callable[[Path], RouteTable] = resolve(deploy.routes)
+    return read(config)
 
 
 def driver_for(target: DeployTarget, options: DeployOptions) -> Any:
     credentials = target.access.credentials
     optional: dict[str, Any] = {"port": target.access.port}
-    if target.platform in SSH_PLATFORMS:
+    deploy = _deploy_of(target.platform)
+    if deploy is not None and deploy.ssh:
         extra = {"key_file": credentials.key_file, "known_hosts": options.known_hosts}
         optional.update({k: str(v) for k, v in extra.items() if v is not None})
         optional.update(target.access.paths)

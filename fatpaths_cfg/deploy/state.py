@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # prefix -> next-hop addresses (a set: ECMP lines of one prefix form one entry)
@@ -177,6 +178,15 @@ def frr_compiled_table(conf: str) -> RouteTable:
 
 def script_compiled_table(script: str) -> RouteTable:
     return {item.dst: frozenset(item.via) for item in script_items(script) if item.via}
+
+
+def frr_candidate_routes(folder: Path) -> RouteTable:
+    """The compiled routes of an frr candidate: its folder's frr.conf."""
+    return frr_compiled_table((folder / "frr.conf").read_text(encoding="utf-8"))
+
+
+def script_candidate_routes(script: Path) -> RouteTable:
+    return script_compiled_table(script.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)

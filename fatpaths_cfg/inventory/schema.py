@@ -15,11 +15,15 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHM_NAMES
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 SAFE_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
 SAFE_PORT = r"^[A-Za-z][A-Za-z0-9/._-]{0,31}$"
@@ -30,8 +34,6 @@ ENDPOINT = re.compile(
 MAX_PLANES = 8
 SPEED = re.compile(r"^(?P<value>[0-9]+(\.[0-9]+)?)\s*(?P<unit>[MGT])$")
 
-Platform = Literal["frr", "sonic", "eos", "linux"]
-PLATFORMS: tuple[str, ...] = ("frr", "sonic", "eos", "linux")
 if TYPE_CHECKING:
     LayerAlgorithmName = str
 else:
@@ -39,6 +41,30 @@ else:
     # list exactly the algorithms that exist.
     LayerAlgorithmName = Literal[LAYER_ALGORITHM_NAMES]
 
+
+
+def _registered_platform(value: str) -> str:
+    # Checked against the registry at validation time, not frozen into a Literal at import:
+    # a platform registered later (a plugin, a test's throwaway one) is accepted as well.
+    if value not in PLATFORMS:
+        choices = ", ".join(repr(name) for name in PLATFORMS)
+        raise ValueError(f"Input should be one of {choices}, got {value!r}")
+    return value
+
+
+class _PlatformChoices:
+    """The JSON Schema's enum: the registered platforms when the schema is generated."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["enum"] = list(PLATFORMS)
+        return schema
+
+
+PlatformName = Annotated[str, AfterValidator(_registered_platform), _PlatformChoices]
 Name = Annotated[str, Field(pattern=SAFE_NAME)]
 PortName = Annotated[str, Field(pattern=SAFE_PORT)]
 
@@ -75,7 +101,7 @@ class StrictModel(BaseModel):
 
 
 class Defaults(StrictModel):
-    platform: Platform = "frr"
+    platform: PlatformName = DEFAULT_PLATFORM
     link_speed: str | int | float = "100G"
     host_speed: str | int | float | None = None
     # Pace host traffic to this rate (tc on each host's uplink): the half-rate rule that lets
@@ -93,7 +119,7 @@ class Defaults(StrictModel):
 
 class SwitchSpec(StrictModel):
     name: Name
-    platform: Platform | None = None
+    platform: PlatformName | None = None
     ports: Annotated[int, Field(ge=1, le=1024)] | list[PortName] | None = None
     mgmt: IPAddressText | None = None
     role: Name | None = None

@@ -10,7 +10,7 @@ that hides a broken layer. Config files are bound from the compiled output by re
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,74 +18,92 @@ from fatpaths_cfg.block_yaml import dump_block_yaml
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Switch
-from fatpaths_cfg.lab.names import kernel_ifname
+from fatpaths_cfg.platforms import PLATFORMS, resolve
+from fatpaths_cfg.platforms.descriptor import CLAB_ROOT, ClabNode
 from fatpaths_cfg.render.hosts import plane_device
 
-# Platform -> containerlab kind; `frr` and `linux` switches are plain Linux containers.
-KINDS = {"frr": "linux", "linux": "linux", "sonic": "sonic-vs", "eos": "arista_ceos"}
-CONFIG_ROOT = "/fatpaths"
+# Built locally from Debian packages by `fatpaths lab image` (no registry needed): the frr
+# switch image, and the host image that also runs `linux` switches.
+BUILT_IMAGES = {"frr": "fatpaths/frr:bookworm", "host": "fatpaths/host:bookworm"}
 
 
-@dataclass(frozen=True)
 class ClabImages:
-    # Built locally from Debian packages by `fatpaths lab image` (no registry needed).
-    frr: str = "fatpaths/frr:bookworm"
-    host: str = "fatpaths/host:bookworm"
-    sonic: str = "docker-sonic-vs:latest"
-    ceos: str = "ceos:4.32.0F"
+    """Image tag per image name (`ClabNode.image`): `frr` and `host` as `fatpaths lab image`
+    builds them, each platform's own as its descriptor's `default_image`; keywords override
+    (`ClabImages(sonic="docker-sonic-vs:202405")`)."""
+
+    def __init__(self, **tags: str) -> None:
+        self.tags = {**BUILT_IMAGES, **tags}
+
+    @property
+    def frr(self) -> str:
+        return self.tags["frr"]
+
+    @property
+    def host(self) -> str:
+        return self.tags["host"]
+
+    def tag(self, name: str) -> str:
+        if name in self.tags:
+            return self.tags[name]
+        for platform in PLATFORMS.values():
+            node = platform.clab
+            if node is not None and node.image == name and node.default_image is not None:
+                return node.default_image
+        raise LookupError(f"no containerlab image named {name!r}")
 
 
 def clab_ifname(switch: Switch, port: str) -> str:
     """The interface a link endpoint names inside the node, per platform's own convention."""
-    if switch.platform == "eos":
-        # cEOS maps eth<N> to Ethernet<N> and eth<N>_<M> to Ethernet<N>/<M>.
-        return re.sub(r"^Ethernet", "eth", port).replace("/", "_")
-    if switch.platform == "sonic":
-        # sonic-vs maps eth<i> to the i-th front-panel port in order.
-        return f"eth{switch.ports.index(port) + 1}"
-    return kernel_ifname(port)
+    node = _clab_node(switch.platform)
+    rename: Callable[[Sequence[str], str], str] = resolve(node.ifname)
+    return rename(switch.ports, port)
+
+
+def _clab_node(platform: str) -> ClabNode:
+    node = PLATFORMS[platform].clab
+    assert node is not None, f"platform {platform} has no containerlab node"
+    return node
 
 
 def _switch_node(switch: Switch, images: ClabImages) -> dict[str, Any]:
     configs = f"../configs/{switch.platform}"
-    name = switch.name
-    if switch.platform == "frr":
-        return {
-            "kind": "linux",
-            "image": images.frr,
-            "binds": [
-                f"{configs}/{name}/frr.conf:/etc/frr/frr.conf",
-                f"{configs}/{name}/interfaces.sh:{CONFIG_ROOT}/interfaces.sh:ro",
-            ],
-            "exec": [f"sh {CONFIG_ROOT}/interfaces.sh"],
-        }
-    if switch.platform == "linux":
-        return {
-            "kind": "linux",
-            "image": images.host,
-            "binds": [f"{configs}/{name}.sh:{CONFIG_ROOT}/switch.sh:ro"],
-            "exec": [f"sh {CONFIG_ROOT}/switch.sh"],
-        }
-    if switch.platform == "sonic":
-        return {
-            "kind": "sonic-vs",
-            "image": images.sonic,
-            "binds": [
-                f"{configs}/{name}/config_db.json:/etc/sonic/config_db.json",
-                f"{configs}/{name}/frr.conf:/etc/sonic/frr/frr.conf",
-            ],
-        }
-    return {"kind": "arista_ceos", "image": images.ceos, "startup-config": f"{configs}/{name}.cfg"}
+    node = _clab_node(switch.platform)
+    spec: dict[str, Any] = {"kind": node.kind, "image": images.tag(node.image)}
+    if node.binds:
+        spec["binds"] = [
+            f"{configs}/{own.format(switch=switch.name)}:{inside}" for own, inside in node.binds
+        ]
+    if node.exec:
+        spec["exec"] = list(node.exec)
+    if node.startup_config is not None:
+        spec["startup-config"] = f"{configs}/{node.startup_config.format(switch=switch.name)}"
+    return spec
+
+
+def clab_runs(fabric: Fabric) -> bool:
+    """Whether containerlab can run every switch (compile writes the topology only then)."""
+    return all(
+        s.platform in PLATFORMS and PLATFORMS[s.platform].clab is not None
+        for s in fabric.switches
+    )
 
 
 def build_clab(fabric: Fabric, images: ClabImages, source: str = "fabric.json") -> dict[str, Any]:
-    unknown = sorted({s.platform for s in fabric.switches} - set(KINDS))
-    if unknown:
+    runnable = [name for name, p in PLATFORMS.items() if p.clab is not None]
+    problems = [
+        f"no containerlab kind for platform {s.platform!r}"
+        if s.platform in PLATFORMS
+        else f"unknown platform {s.platform!r}"
+        for s in fabric.switches
+        if s.platform not in runnable
+    ]
+    if problems:
         raise UserErrors.single(
             source,
             "switches.platform",
-            f"no containerlab kind for platform {unknown[0]!r}",
-            f"containerlab output covers {', '.join(KINDS)}",
+            sorted(problems)[0],
+            f"containerlab output covers {', '.join(runnable)}",
         )
     nodes: dict[str, Any] = {}
     for switch in fabric.switches:
@@ -95,8 +113,8 @@ def build_clab(fabric: Fabric, images: ClabImages, source: str = "fabric.json") 
             "kind": "linux",
             "group": "host",
             "image": images.host,
-            "binds": [f"../hosts/{host.name}.sh:{CONFIG_ROOT}/host.sh:ro"],
-            "exec": [f"sh {CONFIG_ROOT}/host.sh"],
+            "binds": [f"../hosts/{host.name}.sh:{CLAB_ROOT}/host.sh:ro"],
+            "exec": [f"sh {CLAB_ROOT}/host.sh"],
         }
     links = [
         {

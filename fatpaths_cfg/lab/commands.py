@@ -142,7 +142,7 @@ def lab_clab(
     """Write OUT/lab/<fabric>.clab.yml, a containerlab topology of the compiled fabric."""
     from fatpaths_cfg.lab.clab import ClabImages, write_clab
 
-    images = ClabImages(frr_image, host_image, sonic_image, ceos_image)
+    images = ClabImages(frr=frr_image, host=host_image, sonic=sonic_image, ceos=ceos_image)
     path = run_or_exit(lambda: write_clab(out, images))
     console.print(f"wrote {path}", markup=False)
 

@@ -126,7 +126,7 @@ def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSumma
         )
     if engine == "clab":
         return _up_clab(out, plan, namespaces, progress)
-    if any(n.platform == "frr" for n in plan.switches) and not frr.frr_available():
+    if any(n.frr_conf is not None for n in plan.switches) and not frr.frr_available():
         raise UserErrors.single(
             str(frr.FRR_DIR), "", "FRR (zebra, staticd) is not installed", "apt-get install frr"
         )
@@ -166,7 +166,7 @@ def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSumma
     step("configs", begun)
 
     begun = time.monotonic()
-    frr_nodes = [n for n in plan.switches if n.platform == "frr"]
+    frr_nodes = [n for n in plan.switches if n.frr_conf is not None]
     runtime = _runtime_dir(plan)
     records = []
     for node in frr_nodes:
@@ -231,7 +231,7 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
     step("attach", begun)
 
     _finish_up(plan, state, timings, started, progress)
-    frr_nodes = sum(1 for n in plan.switches if n.platform == "frr")
+    frr_nodes = sum(1 for n in plan.switches if n.frr_conf is not None)
     pairs = len(plan.links) + len(plan.uplinks)
     return UpSummary(
         len(plan.switches), len(plan.hosts), pairs, frr_nodes, timings["total"], timings, "clab"
@@ -402,10 +402,10 @@ def repair(out: Path, spec: str | None) -> list[LinkEnds]:
         _set_link(plan.link_pair(index), "up")
         link = plan.compiled.fabric.links[index]
         touched += [plan.switches[link.a], plan.switches[link.b]]
-    # The kernel dropped routes over the downed ports; zebra re-installs its own, a `linux`
-    # switch needs its (idempotent) script again.
+    # The kernel dropped routes over the downed ports; zebra re-installs its own, a switch
+    # whose script installs the routes (no frr.conf) needs its (idempotent) script again.
     for node in touched:
-        if node.platform == "linux":
+        if node.frr_conf is None:
             _apply_switch(node)
     frr.wait_for_routes(touched, timeout=30.0)
     state.failed_links = [i for i in state.failed_links if i not in targets]

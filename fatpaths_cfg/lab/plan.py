@@ -14,9 +14,9 @@ from typing import Any
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
 from fatpaths_cfg.lab.names import host_netns, kernel_ifname, lab_id, switch_netns
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.hosts import plane_device
 
-LAB_PLATFORMS = ("frr", "linux")
 _ROUTE_LINE = re.compile(r"^\s*(?:ip|ipv6) route (\S+)\s", re.MULTILINE)
 _SCRIPT_ROUTE = re.compile(r"ip (?:-[46] )?route (?:replace|add) (\S+)")
 
@@ -228,12 +228,18 @@ def build_plan(out: Path) -> LabPlan:
     )
 
 
+def lab_platforms() -> list[str]:
+    """The platforms the namespace lab runs (a `netns` node in their descriptor)."""
+    return [name for name, platform in PLATFORMS.items() if platform.netns is not None]
+
+
 def _config_files(out: Path, name: str, platform: str) -> tuple[Path, Path | None]:
     """(script, frr.conf) of a switch as a platform renders them."""
-    if platform == "frr":
-        folder = out / "configs" / "frr" / name
-        return folder / "interfaces.sh", folder / "frr.conf"
-    return out / "configs" / "linux" / f"{name}.sh", None
+    node = PLATFORMS[platform].netns
+    assert node is not None, f"the lab cannot run platform {platform}"
+    folder = out / "configs" / platform
+    frr_conf = None if node.frr_conf is None else folder / node.frr_conf.format(switch=name)
+    return folder / node.script.format(switch=name), frr_conf
 
 
 def _lab_platform(out: Path, name: str, declared: str) -> str:
@@ -241,8 +247,9 @@ def _lab_platform(out: Path, name: str, declared: str) -> str:
     `compile --platform` rendered the switch only for another one the lab runs (an eos fabric
     compiled with --platform frr, say). With no runnable files, the declared platform, so the
     error names what is missing."""
-    for platform in (declared, *LAB_PLATFORMS):
-        if platform in LAB_PLATFORMS:
+    runnable = lab_platforms()
+    for platform in (declared, *runnable):
+        if platform in runnable:
             script, frr_conf = _config_files(out, name, platform)
             if script.is_file() and (frr_conf is None or frr_conf.is_file()):
                 return platform
@@ -253,13 +260,13 @@ def _switch_node(
     out: Path, lab: str, index: int, name: str, declared: str, errors: ErrorCollector
 ) -> SwitchNode | None:
     platform = _lab_platform(out, name, declared)
-    if platform not in LAB_PLATFORMS:
+    if platform not in lab_platforms():
         errors.add(
             str(out / "fabric.json"),
             0,
             f"switches[{index}].platform",
             f"switch {name} has platform {platform!r}, which the lab cannot run",
-            f"the lab runs {' and '.join(LAB_PLATFORMS)}; use `fatpaths lab clab` for others",
+            f"the lab runs {' and '.join(lab_platforms())}; use `fatpaths lab clab` for others",
         )
         return None
     script, frr_conf = _config_files(out, name, platform)

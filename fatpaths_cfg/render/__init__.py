@@ -1,7 +1,7 @@
 """The render stage: per-switch configs for each platform, host plans and a Batfish snapshot.
 
-The platform registry below is the only place that knows which platforms exist; everything
-else asks a `Platform` for its capabilities and files.
+The platform registry (`fatpaths_cfg.platforms`) is the only place that knows which platforms
+exist; everything here asks a `Platform` descriptor for its capabilities and files.
 """
 
 from __future__ import annotations
@@ -12,15 +12,9 @@ from dataclasses import dataclass
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import ErrorCollector
-from fatpaths_cfg.render.base import Platform
-from fatpaths_cfg.render.eos import EosPlatform
-from fatpaths_cfg.render.frr import FrrPlatform
-from fatpaths_cfg.render.linux import LinuxPlatform
-from fatpaths_cfg.render.sonic import SonicPlatform
+from fatpaths_cfg.platforms import PLATFORMS, Platform
+from fatpaths_cfg.render.native_ports import port_naming
 
-PLATFORMS: dict[str, Platform] = {
-    p.name: p for p in (FrrPlatform(), SonicPlatform(), EosPlatform(), LinuxPlatform())
-}
 # Per-switch limit errors are capped so that a fabric far over a limit stays readable.
 MAX_LIMIT_ERRORS = 10
 
@@ -42,7 +36,7 @@ class RenderPlan:
 
 
 def vlan_limits(names: set[str]) -> dict[str, int]:
-    return {name: PLATFORMS[name].max_vlans for name in names if name in PLATFORMS}
+    return {name: PLATFORMS[name].limits.vlans for name in names if name in PLATFORMS}
 
 
 def plan_render(
@@ -86,22 +80,17 @@ def plan_render(
 
 
 def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: RenderPlan) -> None:
-    """Every switch must fit its platforms: encoding, routes, VLANs and static MACs."""
+    """Every switch must fit its platforms: encoding, families, ECMP, routes, VLANs and MACs."""
     errors = ErrorCollector()
     file = compiled.inventory_file or compiled.inventory_name
     families = len(plan.families)
     hosts = len(compiled.fabric.hosts)
     used = {p for names in render.platforms.values() for p in names}
     for name in sorted(used):
-        platform = PLATFORMS[name]
-        if plan.encoding not in platform.encodings:
-            errors.add(
-                file,
-                compiled.line_of(("addressing", "encoding")),
-                "addressing.encoding",
-                f"platform {name} does not support the {plan.encoding} encoding",
-                f"{name} supports: {', '.join(platform.encodings)}",
-            )
+        for where, message, hint in _unsupported(PLATFORMS[name], compiled, plan):
+            errors.add(file, compiled.line_of(where), ".".join(where), message, hint)
+    for s in render.switches:
+        _check_port_names(compiled, s, render.platforms[s], errors)
     over: list[str] = []
     for s in render.switches:
         switch = compiled.fabric.switches[s]
@@ -111,9 +100,9 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
                 continue
             need = _platform_needs(compiled, plan, s, families, hosts)
             for what, amount, limit in (
-                ("layer routes", need[0], platform.max_routes),
-                ("VLANs", need[1], platform.max_vlans),
-                ("static MAC entries", need[2], platform.max_static_macs),
+                ("layer routes", need[0], platform.limits.routes),
+                ("VLANs", need[1], platform.limits.vlans),
+                ("static MAC entries", need[2], platform.limits.static_macs),
             ):
                 if amount > limit:
                     over.append(
@@ -131,6 +120,61 @@ def check_platform_limits(compiled: CompiledFabric, plan: AddressPlan, render: R
             f"... and {len(over) - MAX_LIMIT_ERRORS} more switches over a platform limit",
         )
     errors.raise_if_any()
+
+
+def _unsupported(
+    platform: Platform, compiled: CompiledFabric, plan: AddressPlan
+) -> list[tuple[tuple[str, ...], str, str]]:
+    """(inventory path, message, hint) of each capability the fabric needs and `platform`
+    lacks."""
+    name = platform.name
+    found: list[tuple[tuple[str, ...], str, str]] = []
+    if plan.encoding not in platform.encodings:
+        found.append(
+            (
+                ("addressing", "encoding"),
+                f"platform {name} does not support the {plan.encoding} encoding",
+                f"{name} supports: {', '.join(platform.encodings)}",
+            )
+        )
+    families = [f for f, t in (("ipv4", plan.v4), ("ipv6", plan.v6)) if t is not None]
+    for family in families:
+        if family not in platform.families:
+            found.append(
+                (
+                    ("addressing", "family"),
+                    f"platform {name} does not route {family}",
+                    f"{name} routes: {', '.join(platform.families)}",
+                )
+            )
+    if compiled.routing.ecmp and not platform.ecmp:
+        found.append(
+            (
+                ("routing", "ecmp_within_layer"),
+                f"platform {name} installs one next hop per prefix",
+                "set routing.ecmp_within_layer: false",
+            )
+        )
+    return found
+
+
+def _check_port_names(
+    compiled: CompiledFabric, s: int, platforms: tuple[str, ...], errors: ErrorCollector
+) -> None:
+    """Platforms that rename ports (junos `et-0/0/7`...) must find a distinct name for each."""
+    switch = compiled.fabric.switches[s]
+    for name in platforms:
+        naming = port_naming(PLATFORMS[name])
+        if naming is None:
+            continue
+        for problem in naming.problems(switch.ports)[:MAX_LIMIT_ERRORS]:
+            errors.add(
+                compiled.inventory_file or compiled.inventory_name,
+                compiled.line_of(("switches", s, "ports")),
+                f"switches[{s}].ports",
+                f"switch '{switch.name}': {problem}",
+                f"name the ports as {name} does, or with numbers (Ethernet7, Ethernet1/7)",
+            )
 
 
 def _platform_needs(

@@ -1,17 +1,20 @@
 """The platform contract and the per-switch view every platform renders from.
 
-A platform is data first: it declares what it supports (encodings, route and VLAN limits) and
-where its files go; `render` turns one `SwitchView` into file contents. Views hold plain strings
-and tuples so that templates do no address arithmetic.
+A platform is data first (`fatpaths_cfg.platforms`): its descriptor declares what it supports
+and which files it writes; `render_switch` turns one `SwitchView` into their contents. Views
+hold plain strings and tuples so that templates do no address arithmetic.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
 
-from fatpaths_cfg.render.environment import environment
+import jinja2
+
+from fatpaths_cfg.platforms import Platform, SwitchFile, resolve
+from fatpaths_cfg.render.environment import platform_environment
+from fatpaths_cfg.render.native_ports import port_naming
 from fatpaths_cfg.render.routes import RouteTable
 
 # The IP MTU of every fabric port. The inventory has no MTU and the frr/linux output and host
@@ -82,22 +85,24 @@ class SwitchView:
         return [layer.vlan for layer in self.layers if layer.vlan is not None]
 
 
-class Platform(ABC):
-    """One target OS: capabilities, file layout, and a render method."""
+def render_switch(platform: Platform, view: SwitchView) -> dict[str, str]:
+    """A switch's files as the platform writes them, keyed like `platform.paths(view.name)`."""
+    naming = port_naming(platform)
+    if naming is not None:
+        view = naming.renamed(view)
+    return {file.at(view.name): render_file(platform, file, view) for file in platform.files}
 
-    name: ClassVar[str]
-    encodings: ClassVar[tuple[str, ...]]
-    max_routes: ClassVar[int]  # static route entries (prefix, next hop) per switch
-    max_vlans: ClassVar[int]
-    max_static_macs: ClassVar[int]
 
-    @abstractmethod
-    def files(self, switch: str) -> tuple[str, ...]:
-        """Paths of a switch's files, relative to `configs/<platform>/`."""
+def render_file(platform: Platform, file: SwitchFile, view: SwitchView) -> str:
+    if file.builder is not None:
+        build: Callable[[SwitchView], str] = resolve(file.builder)
+        return build(view)
+    assert file.template is not None, f"{platform.name} {file.path}: no template or builder"
+    return template(platform, file.template).render(view=view)
 
-    @abstractmethod
-    def render(self, view: SwitchView) -> dict[str, str]:
-        """File contents keyed like `files(view.name)`."""
 
-    def template(self, view: SwitchView, name: str) -> str:
-        return environment().get_template(f"{self.name}/{name}").render(view=view)
+def template(platform: Platform, name: str) -> jinja2.Template:
+    """One of the platform's templates, from its own folder."""
+    return platform_environment(platform.name, platform.template_folder).get_template(
+        f"{platform.name}/{name}"
+    )

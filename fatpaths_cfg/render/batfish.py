@@ -1,31 +1,36 @@
 """A Batfish snapshot of the rendered fabric: device configs, host files, layer-1 wiring.
 
-Batfish reads EOS configs (`configs/`) and SONiC device directories (`sonic_configs/<device>/`
-with config_db.json and frr.conf), not iproute2 scripts, so frr and linux switches appear as
-SONiC devices: same addresses, same static routes, host gateways on a VLAN interface.
+Batfish reads vendor configs (`configs/`) and SONiC device directories (`sonic_configs/<device>/`
+with config_db.json and frr.conf), not iproute2 scripts: each platform's descriptor says where
+its files go, or which platform it is modelled as (frr and linux switches appear as SONiC
+devices: same addresses, same static routes, host gateways on a VLAN interface).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.fabric import Fabric, Host
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.hosts import UPLINK
 
 ROOT = "batfish"
 
 
-def snapshot_format(platform: str, encoding: str) -> str:
-    """The Batfish-readable platform a switch is modelled as."""
-    if platform == "eos" or encoding != "prefix":
-        return "eos"
-    return "sonic"
+def snapshot_format(platform: str) -> str:
+    """The platform whose files Batfish reads for a switch of `platform`: its own if Batfish
+    reads them, else those of the platform it is modelled as."""
+    snapshot = PLATFORMS[platform].snapshot
+    if snapshot.folder is not None:
+        return platform
+    assert snapshot.model is not None, f"platform {platform}: no Batfish folder and no model"
+    return snapshot.model
 
 
 def device_path(snapshot: str, relative: str) -> str:
-    folder = "configs" if snapshot == "eos" else "sonic_configs"
-    return f"{ROOT}/{folder}/{relative}"
+    return f"{ROOT}/{PLATFORMS[snapshot].snapshot.folder}/{relative}"
 
 
 def host_file(fabric: Fabric, plan: AddressPlan, host: Host) -> dict[str, Any]:
@@ -45,8 +50,15 @@ def host_file(fabric: Fabric, plan: AddressPlan, host: Host) -> dict[str, Any]:
     }
 
 
-def layer1_topology(fabric: Fabric, switches: set[int]) -> dict[str, Any]:
-    """Both directions of every cable between selected switches and their hosts."""
+def _same_port(_switch: int, port: str) -> str:
+    return port
+
+
+def layer1_topology(
+    fabric: Fabric, switches: set[int], port_name: Callable[[int, str], str] = _same_port
+) -> dict[str, Any]:
+    """Both directions of every cable between selected switches and their hosts, ports named
+    as each switch's snapshot config names them (`port_name(switch, port)`)."""
     edges: list[dict[str, Any]] = []
 
     def cable(a: str, a_port: str, b: str, b_port: str) -> None:
@@ -58,8 +70,9 @@ def layer1_topology(fabric: Fabric, switches: set[int]) -> dict[str, Any]:
     names = [s.name for s in fabric.switches]
     for link in fabric.links:
         if link.a in switches and link.b in switches:
-            cable(names[link.a], link.a_port, names[link.b], link.b_port)
+            a_port, b_port = port_name(link.a, link.a_port), port_name(link.b, link.b_port)
+            cable(names[link.a], a_port, names[link.b], b_port)
     for host in fabric.hosts:
         if host.switch in switches:
-            cable(host.name, UPLINK, names[host.switch], host.port)
+            cable(host.name, UPLINK, names[host.switch], port_name(host.switch, host.port))
     return {"edges": edges}

@@ -1,10 +1,10 @@
-"""`eos`: Arista EOS running-config, for the prefix and the VLAN encoding."""
+"""`eos` running-config: the device the header claims, beside the view (see platforms.eos)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fatpaths_cfg.render.base import FABRIC_MTU, Platform, SwitchView
+from fatpaths_cfg.render.base import FABRIC_MTU, SwitchView
 from fatpaths_cfg.render.environment import environment
 
 
@@ -19,21 +19,10 @@ class EosDevice:
     mtu: int
 
 
-# The 7050X3 the limits below describe, on the EOS release the containerlab default runs.
+# The 7050X3 the platform's limits describe, on the EOS release the containerlab default runs.
 DEVICE = EosDevice(model="DCS-7050CX3-32S", version="4.32.0F", mtu=FABRIC_MTU)
 
 
-class EosPlatform(Platform):
-    name = "eos"
-    encodings = ("prefix", "vlan")
-    # Conservative figures for a Trident3-class 7050X3: LPM routes and MAC table entries.
-    max_routes = 131_072
-    max_vlans = 4094
-    max_static_macs = 73_728
-
-    def files(self, switch: str) -> tuple[str, ...]:
-        return (f"{switch}.cfg",)
-
-    def render(self, view: SwitchView) -> dict[str, str]:
-        template = environment().get_template("eos/running-config.j2")
-        return {f"{view.name}.cfg": template.render(view=view, eos=DEVICE)}
+def running_config(view: SwitchView) -> str:
+    template = environment().get_template("eos/running-config.j2")
+    return template.render(view=view, eos=DEVICE)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from fatpaths_cfg.output import dumps_json
-from fatpaths_cfg.render.base import FABRIC_MTU, Platform, SwitchView
+from fatpaths_cfg.render.base import FABRIC_MTU, SwitchView
 
 ROUTING_CONFIG_MODE = "split-unified"
 
@@ -82,19 +82,5 @@ def _port(speed_mbps: int, description: str) -> dict[str, str]:
     }
 
 
-class SonicPlatform(Platform):
-    name = "sonic"
-    encodings = ("prefix",)
-    # The low end of common SONiC ASICs' LPM tables (Trident2/Tomahawk class).
-    max_routes = 65_536
-    max_vlans = 4094
-    max_static_macs = 0
-
-    def files(self, switch: str) -> tuple[str, ...]:
-        return (f"{switch}/config_db.json", f"{switch}/frr.conf")
-
-    def render(self, view: SwitchView) -> dict[str, str]:
-        return {
-            f"{view.name}/config_db.json": dumps_json(config_db(view)),
-            f"{view.name}/frr.conf": self.template(view, "frr.conf.j2"),
-        }
+def config_db_json(view: SwitchView) -> str:
+    return dumps_json(config_db(view))

@@ -9,9 +9,10 @@ import json
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.output import OutputTree, dumps_json
-from fatpaths_cfg.render import PLATFORMS, RenderPlan, RenderTick
-from fatpaths_cfg.render.base import SwitchView
+from fatpaths_cfg.output import OutputTree
+from fatpaths_cfg.platforms import PLATFORMS, Platform, SwitchFile, resolve
+from fatpaths_cfg.render import RenderPlan, RenderTick
+from fatpaths_cfg.render.base import SwitchView, render_file, render_switch
 from fatpaths_cfg.render.batfish import (
     ROOT,
     device_path,
@@ -20,7 +21,7 @@ from fatpaths_cfg.render.batfish import (
     snapshot_format,
 )
 from fatpaths_cfg.render.hosts import LowLatencyTable, addresses_csv, host_view, render_host
-from fatpaths_cfg.render.sonic import config_db
+from fatpaths_cfg.render.native_ports import platform_port
 from fatpaths_cfg.render.switch_view import ViewBuilder
 
 
@@ -34,7 +35,9 @@ def render_into(
     plan: AddressPlan,
     selection: RenderPlan,
     tick: RenderTick = _no_tick,
+    batfish: bool = False,
 ) -> None:
+    """Configs and host plans into `tree`; with `batfish`, the Batfish snapshot too."""
     fabric = compiled.fabric
     tree.add_text("hosts/addresses.csv", addresses_csv(fabric, plan))
     tree.add_text("hosts/addresses.json", _addresses_json(compiled))
@@ -46,12 +49,16 @@ def render_into(
         view = builder.view(s, platforms[0])
         rendered: dict[str, dict[str, bytes]] = {}
         for name in platforms:
-            rendered[name] = _encoded(PLATFORMS[name].render(view))
+            rendered[name] = _encoded(render_switch(PLATFORMS[name], view))
             for relative, data in rendered[name].items():
                 tree.add_bytes(f"configs/{name}/{relative}", data)
-        snapshot = snapshot_format(platforms[0], plan.encoding)
-        for relative, data in _snapshot_files(view, snapshot, rendered).items():
-            tree.add_bytes(device_path(snapshot, relative), data)
+        if batfish:
+            snapshot = snapshot_format(platforms[0])
+            files = _snapshot_files(view, snapshot, rendered)
+            if PLATFORMS[snapshot].snapshot.builder is not None:
+                files = resolve(PLATFORMS[snapshot].snapshot.builder)(view.name, files)
+            for relative, data in files.items():
+                tree.add_bytes(device_path(snapshot, relative), data)
         done += 1
         tick(done, total)
     low_latency = LowLatencyTable(fabric, plan) if fabric.planes > 1 else None
@@ -60,12 +67,20 @@ def render_into(
         tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
         if low_latency is not None:
             tree.add_text(f"hosts/{host.name}.low-latency.csv", low_latency.csv(host))
-        tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
+        if batfish:
+            tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
         done += 1
         tick(done, total)
-    tree.add_json(
-        f"{ROOT}/batfish/layer1_topology.json", layer1_topology(fabric, set(range(fabric.nr)))
-    )
+    if batfish:
+
+        def snapshot_port(switch: int, port: str) -> str:
+            platform = selection.platforms.get(switch, (fabric.switches[switch].platform,))[0]
+            return platform_port(PLATFORMS[snapshot_format(platform)], port)
+
+        tree.add_json(
+            f"{ROOT}/batfish/layer1_topology.json",
+            layer1_topology(fabric, set(range(fabric.nr)), snapshot_port),
+        )
 
 
 def _encoded(files: dict[str, str]) -> dict[str, bytes]:
@@ -77,15 +92,27 @@ def _snapshot_files(
 ) -> dict[str, bytes]:
     if snapshot in rendered:
         return rendered[snapshot]
-    if snapshot == "sonic" and "frr" in rendered:
-        # The frr platform's frr.conf is already valid SONiC FRR config: reuse its bytes
-        # rather than render millions of route lines twice.
-        frr_conf = rendered["frr"][f"{view.name}/frr.conf"]
-        return {
-            f"{view.name}/config_db.json": dumps_json(config_db(view)).encode("utf-8"),
-            f"{view.name}/frr.conf": frr_conf,
-        }
-    return _encoded(PLATFORMS[snapshot].render(view))
+    # Files a rendered platform declares valid for its model as they are (frr's frr.conf in a
+    # SONiC device) keep their bytes rather than render millions of route lines twice.
+    shared: dict[str, bytes] = {}
+    for name, files in rendered.items():
+        if PLATFORMS[name].snapshot.model == snapshot:
+            for path in PLATFORMS[name].snapshot.shared:
+                relative = path.format(switch=view.name)
+                shared.setdefault(relative, files[relative])
+    model = PLATFORMS[snapshot]
+    return {
+        file.at(view.name): _shared_or_rendered(shared, model, file, view) for file in model.files
+    }
+
+
+def _shared_or_rendered(
+    shared: dict[str, bytes], model: Platform, file: SwitchFile, view: SwitchView
+) -> bytes:
+    relative = file.at(view.name)
+    if relative in shared:
+        return shared[relative]
+    return render_file(model, file, view).encode("utf-8")
 
 
 def _addresses_json(compiled: CompiledFabric) -> str:

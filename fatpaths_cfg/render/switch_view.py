@@ -78,7 +78,8 @@ class ViewBuilder:
         if tables is None:
             return EMPTY_ROUTES
         subnets = tables.subnets[layer]
-        return RouteTable([subnets[t] for t in targets], [peers[h] for h in hops])
+        prefixes = list(map(subnets.__getitem__, targets))
+        return RouteTable(prefixes, list(map(peers.__getitem__, hops)))
 
     def view(self, switch: int, platform: str) -> SwitchView:
         compiled, plan = self.compiled, self.plan

@@ -13,11 +13,28 @@ from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console, make_progress, make_table
 
 from .htsim import read_connection_matrix, write_connection_matrix
-from .network import NetworkLoadError, SimNetwork, load_network
+from .network import (
+    NetworkLoadError,
+    SimNetwork,
+    load_network,
+    network_from_fabric_json,
+    network_from_topology,
+)
 from .plots import layers_used, plot_fct_cdf, plot_fct_vs_size, run_title
 from .profiles import PROFILES, resolve_profile
 from .results import SimResult
-from .run import LAYER_POLICIES, LOAD_BALANCING, ROUTING, TRANSPORTS, SimConfig, simulate
+from .run import (
+    DROP_POLICIES,
+    LAYER_POLICIES,
+    LOAD_BALANCING,
+    PATH_CHOICES,
+    PLANE_CHOICES,
+    ROUTING,
+    SUBFLOW_TRANSPORTS,
+    TRANSPORTS,
+    SimConfig,
+    simulate,
+)
 from .rundir import (
     Parameters,
     check_explicit_directory,
@@ -32,7 +49,12 @@ from .workloads import (
     make_workload,
     parse_bytes,
     parse_duration_ps,
+    rpc_workload,
 )
+
+# `--workload rpc`: ping-pong rounds (request of one MTU, response of --size) between each host
+# and its permutation peer, rather than a traffic pattern of independent flows.
+RPC = "rpc"
 
 EXIT_USER_ERROR = 2
 console = make_console()
@@ -68,13 +90,28 @@ def _run_with_progress(
 
 
 def simulate_command(
-    out: Path = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`)."),
+    out: Path | None = typer.Argument(
+        None,
+        help="Compiled output directory (from `fatpaths compile`), or an inventory YAML, "
+        "compiled in memory.",
+    ),
+    generate: str | None = typer.Option(
+        None,
+        "--generate",
+        help="Simulate a generated topology (e.g. slimfly) instead: layer 1 only, minimal "
+        "routing, nothing compiled to disk.",
+    ),
+    param: list[str] = typer.Option(
+        [], "-p", "--param", help="--generate: NAME=VALUE, repeatable (e.g. -p q=5)."
+    ),
     workload: str = typer.Option(
         "permutation",
         "--workload",
         "-w",
-        help=f"Traffic pattern ({', '.join(PATTERNS)}) or htsim connection matrix file.",
+        help=f"Traffic pattern ({', '.join(PATTERNS)}), 'rpc' (ping-pong rounds between "
+        "permutation peers: one-MTU requests, --size responses) or htsim connection matrix file.",
     ),
+    rounds: int = typer.Option(10, "--rounds", help="rpc: request-response rounds per client."),
     offset: int | None = typer.Option(
         None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
     ),
@@ -88,6 +125,28 @@ def simulate_command(
         None, "--lambda", help="Poisson arrivals: flows per second per host (default: one wave)."
     ),
     transport: str = typer.Option("ndp", "--transport", help="|".join(TRANSPORTS)),
+    subflows_per_plane: int = typer.Option(
+        1, "--subflows-per-plane", help="mptcp: subflows in each plane (1..32)."
+    ),
+    path_choice: str = typer.Option(
+        "kshortest",
+        "--path-choice",
+        help="mptcp: subflow paths in a plane, "
+        + "|".join(PATH_CHOICES)
+        + " (k equal-cost minimal paths, or one FatPaths layer each).",
+    ),
+    subflow_transport: str = typer.Option(
+        "tcp",
+        "--subflow-transport",
+        help="mptcp: subflows' congestion control, " + "|".join(SUBFLOW_TRANSPORTS) + ".",
+    ),
+    plane_choice: str = typer.Option(
+        "hash",
+        "--plane-choice",
+        help="Multi-plane fabrics: plane of each single-path flow, "
+        + "|".join(PLANE_CHOICES)
+        + ".",
+    ),
     lb: str = typer.Option("fatpaths", "--lb", help="|".join(LOAD_BALANCING)),
     compare: str | None = typer.Option(
         None,
@@ -129,6 +188,23 @@ def simulate_command(
     min_rto: float | None = typer.Option(
         None, "--min-rto-us", help="Minimum retransmission timeout in us (1000)."
     ),
+    rto_granularity: float | None = typer.Option(
+        None,
+        "--rto-granularity-us",
+        help="Timeout timer grid in us: timeouts fire up to this late (default: min RTO / 4).",
+    ),
+    ssthresh: int | None = typer.Option(
+        None, "--ssthresh", help="TCP/DCTCP initial slow-start threshold, packets (unbounded)."
+    ),
+    drop: str = typer.Option(
+        "tail",
+        "--drop",
+        help="TCP/DCTCP full-queue policy: " + "|".join(DROP_POLICIES) + " (tail).",
+    ),
+    red_min: int | None = typer.Option(
+        None, "--red-min", help="--drop red: packets queued before early drops (half the queue)."
+    ),
+    header: int = typer.Option(64, "--header", help="Header bytes per packet; ACK size (64)."),
     pacing: bool = typer.Option(
         False, "--pacing/--no-pacing", help="TCP/DCTCP: pace each window over one RTT."
     ),
@@ -190,6 +266,11 @@ def simulate_command(
 
     Each run writes into a directory of its own: -o DIR, or one under OUT/sim named by it."""
     schemes = _schemes(compare, lb)
+    if transport == "mptcp":
+        if compare:
+            raise _fail("--compare needs a single-path transport; mptcp picks its own paths")
+        # Named for where the subflows' paths come from (--path-choice), not --lb.
+        schemes = ["fatpaths" if path_choice == "layers" else "ecmp"]
     if routing not in ROUTING:
         raise _fail(f"--routing {routing!r}: expected one of {', '.join(ROUTING)}")
     if transport not in TRANSPORTS:
@@ -200,6 +281,7 @@ def simulate_command(
         preset = resolve_profile(profile, transport)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    size_given = size is not None
     size = size or preset.size or "1MB"
     arrival_rate = arrival_rate if arrival_rate is not None else preset.arrival_rate
     duration = duration or preset.duration
@@ -210,7 +292,7 @@ def simulate_command(
     min_rto = min_rto or preset.min_rto_us or 1000.0
     from_file = Path(workload).is_file()
     try:
-        network = load_network(out, link_latency_ps=round(latency * 1e6))
+        network, compiled = _network(out, generate, param, round(latency * 1e6), seed)
         if link_gbps:
             network = network.with_options(link_gbps=link_gbps, host_gbps=link_gbps)
         if all_equal_cost:
@@ -219,7 +301,16 @@ def simulate_command(
             network = network.with_options(host_gbps=host_gbps)
         duration_ps = parse_duration_ps(duration) if duration else None
         warmup_ps = _warmup_ps(warmup, duration_ps)
-        if from_file:
+        if workload == RPC:
+            flows = rpc_workload(
+                network,
+                rounds=rounds,
+                request_bytes=mtu,
+                response_bytes=parse_bytes(size) if size_given else mtu,
+                seed=seed,
+                offset=offset,
+            )
+        elif from_file:
             nodes, flows = read_connection_matrix(workload)
             if nodes != network.n_hosts:
                 raise _fail(f"{workload}: {nodes} nodes, the fabric has {network.n_hosts} hosts")
@@ -239,7 +330,7 @@ def simulate_command(
         raise _fail(str(exc)) from None
     parameters: Parameters = {
         "fabric": network.name,
-        "compiled": str(out.resolve()),
+        "compiled": compiled,
         "schemes": schemes,
         "transport": transport,
         "layer_policy": layer_policy,
@@ -258,6 +349,11 @@ def simulate_command(
         "window": window,
         "ecn": ecn,
         "min_rto_us": min_rto,
+        "rto_granularity_us": rto_granularity,
+        "ssthresh": ssthresh,
+        "drop": drop,
+        "red_min": red_min,
+        "header": header,
         "pacing": pacing,
         "flowlet_gap_us": flowlet_gap,
         "latency_us": latency,
@@ -272,10 +368,15 @@ def simulate_command(
         "pfc_xoff": pfc_xoff,
         "pfc_xon": pfc_xon,
         "compiled_baselines": compiled_baselines,
+        "rounds": rounds if workload == RPC else None,
+        "plane_choice": plane_choice,
+        "subflows_per_plane": subflows_per_plane if transport == "mptcp" else None,
+        "path_choice": path_choice if transport == "mptcp" else None,
+        "subflow_transport": subflow_transport if transport == "mptcp" else None,
     }
     label = Path(workload).stem if from_file else workload
     name = run_name(schemes, transport, label, None if from_file else size, arrival_rate, seed)
-    target = _run_directory(out / "sim", results_dir, name, parameters)
+    target = _run_directory(_sim_root(out, network), results_dir, name, parameters)
     if save_matrix:
         write_connection_matrix(flows, network.n_hosts, save_matrix)
     try:
@@ -290,25 +391,34 @@ def simulate_command(
             lossless=lossless,
             pfc_xoff_packets=pfc_xoff,
             pfc_xon_packets=pfc_xon,
+            plane_choice=plane_choice,
+            subflows_per_plane=subflows_per_plane,
+            path_choice=path_choice,
+            subflow_transport=subflow_transport,
+        )
+        base = replace(
+            switch_side,
+            transport=transport,
+            mtu=mtu,
+            header=header,
+            queue_packets=queue,
+            initial_window=window,
+            initial_ssthresh=ssthresh,
+            ecn_threshold_packets=ecn,
+            min_rto_us=min_rto,
+            rto_granularity_us=rto_granularity,
+            drop_policy=drop,
+            red_min_packets=red_min,
+            tcp_pacing=pacing,
+            flowlet_gap_us=flowlet_gap,
+            duration_us=duration_ps / 1e6 if duration_ps and not until_done else None,
+            warmup_us=warmup_ps / 1e6,
+            layer_policy=layer_policy,
+            baselines_on_full_network=not compiled_baselines,
+            seed=seed,
         )
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    base = replace(
-        switch_side,
-        transport=transport,
-        mtu=mtu,
-        queue_packets=queue,
-        initial_window=window,
-        ecn_threshold_packets=ecn,
-        min_rto_us=min_rto,
-        tcp_pacing=pacing,
-        flowlet_gap_us=flowlet_gap,
-        duration_us=duration_ps / 1e6 if duration_ps and not until_done else None,
-        warmup_us=warmup_ps / 1e6,
-        layer_policy=layer_policy,
-        baselines_on_full_network=not compiled_baselines,
-        seed=seed,
-    )
     results: dict[str, SimResult] = {}
     for scheme in schemes:
         try:
@@ -330,6 +440,56 @@ def simulate_command(
     if not by_size:
         console.print("no fct_vs_size.png: every flow has the same size")
     console.print(f"results in {target}", markup=False)
+
+
+def _network(
+    source: Path | None, generate: str | None, param: list[str], latency_ps: int, seed: int
+) -> tuple[SimNetwork, str]:
+    """The fabric to simulate and what it came from: a compiled directory, an inventory
+    compiled in memory, or a generated topology (`--generate`)."""
+    if (source is None) == (generate is None):
+        raise NetworkLoadError("give a compiled directory or inventory, or --generate KIND")
+    if generate is not None:
+        params = _generator_params(param)
+        try:
+            network = network_from_topology(generate, params, seed, link_latency_ps=latency_ps)
+        except (ValueError, KeyError) as exc:
+            raise NetworkLoadError(f"--generate {generate}: {exc}") from None
+        return network, f"generated {generate} " + " ".join(param)
+    assert source is not None
+    if source.is_file():
+        from fatpaths_cfg import api
+
+        compiled = run_or_exit(lambda: api.compile_fabric(source, seed))
+        network = network_from_fabric_json(
+            compiled.to_json(),
+            compiled.routing.dist,
+            compiled.routing.next_hop,
+            link_latency_ps=latency_ps,
+            source=str(source),
+        )
+        return network, f"inventory {source.resolve()}"
+    return load_network(source, link_latency_ps=latency_ps), str(source.resolve())
+
+
+def _generator_params(param: list[str]) -> dict[str, int | float]:
+    params: dict[str, int | float] = {}
+    for item in param:
+        key, sep, value = item.partition("=")
+        try:
+            params[key.strip()] = float(value) if "." in value else int(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise NetworkLoadError(f"--param {item!r}: expected NAME=NUMBER")
+    return params
+
+
+def _sim_root(source: Path | None, network: SimNetwork) -> Path:
+    """Where runs go without -o: under the compiled directory, else out/sim/FABRIC."""
+    if source is not None and source.is_dir():
+        return source / "sim"
+    return Path("out") / "sim" / network.name
 
 
 def _schemes(compare: str | None, lb: str) -> list[str]:
@@ -400,6 +560,15 @@ def _print_table(results: dict[str, SimResult]) -> None:
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
+    for scheme, result in results.items():
+        rounds = result.summary().get("round_time")
+        if isinstance(rounds, dict) and rounds["count"]:
+            console.print(
+                f"{scheme}: {rounds['count']} rpc rounds, completion time median "
+                f"{_figure(rounds['median_us'], 2)} µs, p99 {_figure(rounds['p99_us'], 2)} µs, "
+                f"max {_figure(rounds['max_us'], 2)} µs",
+                markup=False,
+            )
     if any(r.summary()["flows_unfinished"] for r in results.values()):
         console.print("≥: unfinished flows counted at their elapsed time (lower bounds)")
     warm = int(first.summary()["flows_warmup"])  # type: ignore[call-overload]

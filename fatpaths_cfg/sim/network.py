@@ -44,6 +44,13 @@ class SimNetwork:
     link_latency_ps: int = 1_000_000
     host_latency_ps: int = 1_000_000
     meta: dict[str, object] = field(default_factory=dict)
+    # Multi-plane fabrics (P-Net): [host, plane] the switch of each host's NIC in each plane
+    # (column 0 is `host_switch`); None: one NIC per host.
+    host_uplinks: npt.NDArray[np.int32] | None = None
+
+    @property
+    def planes(self) -> int:
+        return 1 if self.host_uplinks is None else int(self.host_uplinks.shape[1])
 
     @property
     def n_switches(self) -> int:
@@ -76,9 +83,16 @@ class SimNetwork:
             a = self.switch_names[int(self.link_a[port // 2])]
             b = self.switch_names[int(self.link_b[port // 2])]
             return (a, b) if port % 2 == 0 else (b, a)
-        host = (port - 2 * n_links) // 2
-        name, switch = self.host_names[host], self.switch_names[int(self.host_switch[host])]
+        host, plane = divmod((port - 2 * n_links) // 2, self.planes)
+        switch = self.switch_names[int(self.nic_switches()[host, plane])]
+        name = self.host_names[host]
         return (name, switch) if port % 2 == 0 else (switch, name)
+
+    def nic_switches(self) -> npt.NDArray[np.int32]:
+        """[host, plane]: the switch each host NIC is attached to."""
+        if self.host_uplinks is None:
+            return self.host_switch.reshape(-1, 1)
+        return self.host_uplinks
 
     def hosts_per_switch(self) -> npt.NDArray[np.int64]:
         return np.bincount(self.host_switch, minlength=self.n_switches).astype(np.int64)
@@ -124,8 +138,10 @@ class SimNetwork:
         """The flat arrays the native `PacketSimulator` takes."""
         return {
             "n_switches": self.n_switches,
-            "host_switch": np.ascontiguousarray(self.host_switch, dtype=np.int32),
-            "host_gbps": np.ascontiguousarray(self.host_gbps, dtype=np.float64),
+            "planes": self.planes,
+            "host_switch": np.ascontiguousarray(self.nic_switches(), dtype=np.int32).ravel(),
+            # Every NIC of a host runs at the host's rate.
+            "host_gbps": np.repeat(np.asarray(self.host_gbps, dtype=np.float64), self.planes),
             "host_latency_ps": int(self.host_latency_ps),
             "link_a": np.ascontiguousarray(self.link_a, dtype=np.int32),
             "link_b": np.ascontiguousarray(self.link_b, dtype=np.int32),
@@ -216,21 +232,78 @@ def network_from_topology(
     *,
     link_gbps: float = 100.0,
     link_latency_ps: int = 1_000_000,
+    planes: int = 1,
+    heterogeneous: bool = False,
 ) -> SimNetwork:
-    """Layer-1 (minimal, all equal-cost next hops) network of a generated topology."""
+    """Layer-1 (minimal, all equal-cost next hops) network of a generated topology; with
+    `planes`, that many copies of it (`heterogeneous`: each plane wired with its own seed, as
+    `generate: planes/heterogeneous` does), every host with one NIC per plane on its rack's
+    switch of that plane."""
+    from fatpaths_cfg.layers.planes import plane_seed
     from fatpaths_cfg.topologies import generate
 
-    topo = generate(kind, params, seed)
+    topologies = [
+        generate(kind, params, plane_seed(seed, p) if heterogeneous and p else seed)
+        for p in range(planes)
+    ]
+    topo = topologies[0]
+    name = f"{kind}-" + "-".join(f"{k}{v}" for k, v in sorted(topo.params.items()))
+    if planes == 1:
+        net = network_from_edges(
+            name,
+            topo.num_switches,
+            topo.edges,
+            topo.hosts_per_switch,
+            link_gbps=link_gbps,
+            link_latency_ps=link_latency_ps,
+            seed=seed,
+        )
+    else:
+        net = network_from_planes(
+            f"{name}-planes{planes}",
+            [(t.num_switches, t.edges) for t in topologies],
+            topo.hosts_per_switch,
+            link_gbps=link_gbps,
+            link_latency_ps=link_latency_ps,
+            seed=seed,
+        )
+    return replace(net, meta={**net.meta, "topology": kind})
+
+
+def network_from_planes(
+    name: str,
+    planes: Sequence[tuple[int, Sequence[tuple[int, int]] | npt.NDArray[np.int64]]],
+    hosts_per_switch: Sequence[int] | npt.NDArray[np.int64],
+    *,
+    link_gbps: float = 100.0,
+    link_latency_ps: int = 1_000_000,
+    seed: int = 1,
+) -> SimNetwork:
+    """Disjoint planes, each `(n_switches, edges)` with as many switches as the others; host h
+    has one NIC per plane on the same rack position (switch index) of every plane, racks filled
+    as `hosts_per_switch` says. Switch s of plane p is switch `p * n_switches + s`."""
+    sizes = {n for n, _ in planes}
+    if len(sizes) != 1:
+        raise ValueError("planes need the same number of switches")
+    per_plane = sizes.pop()
+    edges = np.concatenate(
+        [
+            np.asarray(e, dtype=np.int64).reshape(-1, 2) + p * per_plane
+            for p, (_, e) in enumerate(planes)
+        ]
+    )
     net = network_from_edges(
-        f"{kind}-" + "-".join(f"{k}{v}" for k, v in sorted(topo.params.items())),
-        topo.num_switches,
-        topo.edges,
-        topo.hosts_per_switch,
+        name,
+        per_plane * len(planes),
+        edges,
+        [*hosts_per_switch, *[0] * (per_plane * (len(planes) - 1))],
         link_gbps=link_gbps,
         link_latency_ps=link_latency_ps,
         seed=seed,
     )
-    return replace(net, meta={**net.meta, "topology": kind})
+    racks = net.host_switch.astype(np.int32)
+    uplinks = racks[:, np.newaxis] + per_plane * np.arange(len(planes), dtype=np.int32)
+    return replace(net, host_uplinks=np.ascontiguousarray(uplinks, dtype=np.int32))
 
 
 def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> SimNetwork:
@@ -287,6 +360,7 @@ def network_from_fabric_json(
     link_gbps = np.array([float(x["speed_gbps"]) for x in links], dtype=np.float64)
     hosts = fabric["hosts"]
     host_switch = np.array([switch_of(h, f"hosts[{h['name']}]") for h in hosts], dtype=np.int32)
+    host_uplinks = _uplinks(hosts, switch_of)
     layers = sorted(fabric["layers"], key=lambda layer: int(layer["id"]))
     layer_links = np.zeros((len(layers), len(links)), dtype=np.uint8)
     for i, layer in enumerate(layers):
@@ -320,6 +394,7 @@ def network_from_fabric_json(
         multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
+        host_uplinks=host_uplinks,
         # Topology-specific patterns (SC'15 worst cases) need the generator and its parameters;
         # VC counts and Valiant intermediates need its kind.
         meta={
@@ -328,6 +403,21 @@ def network_from_fabric_json(
             "topology": _generator_kind(fabric),
         },
     )
+
+
+def _uplinks(hosts: list[dict[str, Any]], switch_of: Any) -> npt.NDArray[np.int32] | None:
+    """[host, plane] switches from the hosts' `uplinks` (one per plane, by plane), or None for
+    fabrics with one plane (or written before planes)."""
+    counts = {len(h.get("uplinks") or []) for h in hosts}
+    if not hosts or counts <= {0, 1}:
+        return None
+    if len(counts) != 1:
+        raise NetworkLoadError("fabric.json: hosts reach different numbers of planes")
+    rows = []
+    for h in hosts:
+        ups = sorted(h["uplinks"], key=lambda u: int(u["plane"]))
+        rows.append([switch_of(u, f"hosts[{h['name']}].uplinks") for u in ups])
+    return np.asarray(rows, dtype=np.int32)
 
 
 def _generator_kind(fabric: dict[str, object]) -> str | None:

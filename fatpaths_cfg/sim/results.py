@@ -103,6 +103,17 @@ class SimResult:
         fct[done < 0] = np.nan
         return fct
 
+    def round_times_ps(self) -> FloatArray | None:
+        """RPC workloads: per round, from the request leaving to the response arriving (NaN for
+        rounds that did not finish); None for other workloads."""
+        rounds = self.workload.rounds()
+        if rounds is None:
+            return None
+        finish = np.asarray(self.flows["finish_ps"], dtype=np.float64)[rounds[:, 1]]
+        times = finish - self.workload.start_ps.astype(np.float64)[rounds[:, 0]]
+        times[finish < 0] = np.nan
+        return times
+
     def throughput_gbps(self) -> FloatArray:
         """Per finished flow: size / FCT."""
         fct = self.fct_ps()
@@ -145,6 +156,7 @@ class SimResult:
                 "median": float(np.median(tput)) if len(tput) else None,
                 "p1": float(np.percentile(tput, 1)) if len(tput) else None,
             },
+            **self._rounds_summary(),
             "simulated_us": int(c.get("now_ps", 0)) / 1e6,
             "events": events,
             "events_per_second": events / self.cpu_seconds if self.cpu_seconds > 0 else None,
@@ -154,6 +166,13 @@ class SimResult:
             "counters": c,
             "deadlock": self.deadlock,
         }
+
+    def _rounds_summary(self) -> dict[str, object]:
+        times = self.round_times_ps()
+        if times is None:
+            return {}
+        done = times[np.isfinite(times)]
+        return {"rounds": len(times), "rounds_finished": len(done), "round_time": _stats_us(done)}
 
     def write_flows_csv(self, path: str | Path, host_names: list[str] | None = None) -> None:
         fct = self.fct_ps()

@@ -15,7 +15,12 @@ from .network import SimNetwork
 from .results import SimResult
 from .workloads import Workload
 
-TRANSPORTS = ("ndp", "tcp", "dctcp")
+TRANSPORTS = ("ndp", "tcp", "dctcp", "mptcp")
+# Multi-plane fabrics: how a single-path flow picks its plane, and MPTCP's subflow paths
+# inside a plane (native/src/sim/config.rs).
+PLANE_CHOICES = ("hash", "round-robin", "fewest-hops")
+PATH_CHOICES = ("kshortest", "layers")
+SUBFLOW_TRANSPORTS = ("tcp", "dctcp")
 # `minimal` is single-path minimal routing; `ecmp`, `letflow` and `spray` spread over every
 # equal-cost minimal path of the full network; `fatpaths` uses the compiled layers.
 LOAD_BALANCING = ("minimal", "ecmp", "letflow", "spray", "fatpaths")
@@ -23,13 +28,16 @@ LOAD_BALANCING = ("minimal", "ecmp", "letflow", "spray", "fatpaths")
 # moves on congestion signals; `uniform` is the memoryless baseline.
 LAYER_POLICIES = ("adaptive", "uniform")
 ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold", "adaptive")
+# What a full TCP/DCTCP queue drops (native/src/sim/config.rs, DropPolicy): the arrival, the
+# oldest waiting packets, or arrivals at random once `red_min_packets` are queued.
+DROP_POLICIES = ("tail", "front", "red")
 
 # Per-transport defaults from the papers (docs/simulator.md, Transports): NDP runs shallow 8-packet
 # trimming queues with an 8-packet first window; TCP and DCTCP 100-packet tail-drop queues,
 # DCTCP marking above 33 packets.
-_DEFAULT_QUEUE = {"ndp": 8, "tcp": 100, "dctcp": 100}
-_DEFAULT_ECN = {"ndp": 0, "tcp": 0, "dctcp": 33}
-_DEFAULT_WINDOW = {"ndp": 8, "tcp": 10, "dctcp": 10}
+_DEFAULT_QUEUE = {"ndp": 8, "tcp": 100, "dctcp": 100, "mptcp": 100}
+_DEFAULT_ECN = {"ndp": 0, "tcp": 0, "dctcp": 33, "mptcp": 0}
+_DEFAULT_WINDOW = {"ndp": 8, "tcp": 10, "dctcp": 10, "mptcp": 10}
 
 # Virtual channels (minimal, indirect) the SC'15 study needs per topology: hop-count channels
 # on Slim Fly, and one (two) on MLFM and OFT, whose minimal routes are already cycle-free.
@@ -62,7 +70,15 @@ class SimConfig:
     queue_packets: int | None = None
     ecn_threshold_packets: int | None = None
     initial_window: int | None = None
+    # TCP/DCTCP slow-start threshold at flow start, in packets; None: unbounded.
+    initial_ssthresh: int | None = None
     min_rto_us: float = 1000.0
+    # Period of the timeout scan (timeouts fire up to this late); None: min_rto_us / 4.
+    rto_granularity_us: float | None = None
+    drop_policy: str = "tail"
+    # `red`: arrivals finding at least this many packets queued may be dropped; None: half
+    # the queue.
+    red_min_packets: int | None = None
     flowlet_gap_us: float = 50.0
     pull_rate: float = 0.99
     # Layers (1-based ids) FatPaths picks from; None = all layers of the network.
@@ -93,6 +109,12 @@ class SimConfig:
     lossless: bool = False
     pfc_xoff_packets: int | None = None  # None: the queue size
     pfc_xon_packets: int | None = None  # None: half of xoff
+    # Multi-plane fabrics: plane of single-path flows; MPTCP's subflows per plane, their paths
+    # (k equal-cost minimal paths, or FatPaths layers) and congestion control.
+    plane_choice: str = "hash"
+    subflows_per_plane: int = 1
+    path_choice: str = "kshortest"
+    subflow_transport: str = "tcp"
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -113,19 +135,56 @@ class SimConfig:
             raise ValueError(f"routing {self.routing!r}: expected one of {ROUTING}")
         if self.channels is not None and not 1 <= self.channels <= PRIORITIES:
             raise ValueError(f"channels must lie in 1..{PRIORITIES}")
+        if self.plane_choice not in PLANE_CHOICES:
+            raise ValueError(f"plane choice {self.plane_choice!r}: expected one of {PLANE_CHOICES}")
+        if self.path_choice not in PATH_CHOICES:
+            raise ValueError(f"path choice {self.path_choice!r}: expected one of {PATH_CHOICES}")
+        if self.subflow_transport not in SUBFLOW_TRANSPORTS:
+            raise ValueError(
+                f"subflow transport {self.subflow_transport!r}: "
+                f"expected one of {SUBFLOW_TRANSPORTS}"
+            )
+        if not 1 <= self.subflows_per_plane <= 32:
+            raise ValueError("subflows per plane must lie in 1..32")
         if self.ugal_n_i < 1 or self.ugal_c <= 0 or not 0 <= self.ugal_threshold <= 1:
             raise ValueError("UGAL-L needs n_I >= 1, c > 0 and a threshold in [0, 1]")
+        self._check_loss_options()
+
+    def _check_loss_options(self) -> None:
+        if self.drop_policy not in DROP_POLICIES:
+            raise ValueError(f"drop policy {self.drop_policy!r}: expected one of {DROP_POLICIES}")
+        if self.drop_policy != "tail" and (self.transport == "ndp" or self.lossless):
+            # NDP's full queues trim and lossless queues pause: neither drops data.
+            raise ValueError(f"drop policy {self.drop_policy!r} needs tcp or dctcp, lossy queues")
+        if self.initial_ssthresh is not None and self.initial_ssthresh < 1:
+            raise ValueError("initial ssthresh must be at least 1 packet")
+        if self.min_rto_us <= 0:
+            raise ValueError("the minimum RTO must be positive")
+        if self.rto_granularity_us is not None and self.rto_granularity_us < 1e-6:
+            raise ValueError("the RTO granularity must be at least 1 ps")
+        if self.red_min_packets is not None and self.red_min_packets < 0:
+            raise ValueError("the RED threshold must not be negative")
 
     def resolved(self) -> dict[str, object]:
         """Every parameter with per-transport defaults filled in (as recorded in summaries)."""
         d = asdict(self)
         d["queue_packets"] = self.queue_packets or _DEFAULT_QUEUE[self.transport]
+        # MPTCP marks as its subflows' congestion control needs.
+        congestion = self.subflow_transport if self.transport == "mptcp" else self.transport
         d["ecn_threshold_packets"] = (
             self.ecn_threshold_packets
             if self.ecn_threshold_packets is not None
-            else _DEFAULT_ECN[self.transport]
+            else _DEFAULT_ECN[congestion]
         )
         d["initial_window"] = self.initial_window or _DEFAULT_WINDOW[self.transport]
+        d["rto_granularity_us"] = (
+            self.rto_granularity_us if self.rto_granularity_us is not None else self.min_rto_us / 4
+        )
+        d["red_min_packets"] = (
+            self.red_min_packets
+            if self.red_min_packets is not None
+            else int(d["queue_packets"]) // 2
+        )
         xoff = self.pfc_xoff_packets or d["queue_packets"]
         d["pfc_xoff_packets"] = xoff
         d["pfc_xon_packets"] = (
@@ -136,7 +195,7 @@ class SimConfig:
     def native_dict(self, network: SimNetwork) -> dict[str, object]:
         r = self.resolved()
         layers = self.fatpaths_layers or tuple(range(1, network.n_layers + 1))
-        if self.load_balancing != "fatpaths" or self.routing != "layers":
+        if not self._on_compiled_layers() or self.routing != "layers":
             layers = (1,)
         bad = [x for x in layers if not 1 <= x <= network.n_layers]
         if bad:
@@ -144,7 +203,12 @@ class SimConfig:
         return {
             "transport": self.transport,
             # `minimal` is ECMP's fixed per-flow path on a network with one next hop per switch.
-            "load_balancing": "ecmp" if self.load_balancing == "minimal" else self.load_balancing,
+            # (MPTCP picks its subflows' paths itself.)
+            "load_balancing": (
+                "ecmp"
+                if self.load_balancing == "minimal" or self.transport == "mptcp"
+                else self.load_balancing
+            ),
             "layer_policy": self.layer_policy,
             "tcp_pacing": self.tcp_pacing,
             "mtu": self.mtu,
@@ -153,10 +217,18 @@ class SimConfig:
             "ecn_threshold_packets": r["ecn_threshold_packets"],
             "initial_window": r["initial_window"],
             "min_rto_ps": round(self.min_rto_us * 1e6),
+            "rto_granularity_ps": max(1, round(float(r["rto_granularity_us"]) * 1e6)),  # type: ignore[arg-type]
+            "initial_ssthresh": self.initial_ssthresh or 0,
+            "drop_policy": self.drop_policy,
+            "red_min_packets": r["red_min_packets"],
             "flowlet_gap_ps": round(self.flowlet_gap_us * 1e6),
             "pull_rate": self.pull_rate,
             "fatpaths_layers": [x - 1 for x in layers],
             "seed": self.seed,
+            "plane_choice": self.plane_choice,
+            "subflows_per_plane": self.subflows_per_plane,
+            "subflow_paths": self.path_choice,
+            "dctcp_subflows": self.subflow_transport == "dctcp",
             **self._routing_dict(network, r),
         }
 
@@ -184,9 +256,19 @@ class SimConfig:
     def network_for(self, network: SimNetwork) -> SimNetwork:
         """The network this scheme routes on: the compiled layers for FatPaths, the full
         network's minimal paths for the baselines (unless `baselines_on_full_network` is off)."""
-        if self.load_balancing == "fatpaths" or not self.baselines_on_full_network:
+        if self._on_compiled_layers() or not self.baselines_on_full_network:
             return network
+        if self.transport == "mptcp":
+            # k-shortest subflows pick among every equal-cost minimal path.
+            return network.baseline(multipath=True)
         return network.baseline(multipath=self.load_balancing != "minimal")
+
+    def _on_compiled_layers(self) -> bool:
+        """Whether paths come from the compiled layers (FatPaths, or MPTCP subflows on layers);
+        MPTCP's own path choice overrides the load balancing's."""
+        if self.transport == "mptcp":
+            return self.path_choice == "layers"
+        return self.load_balancing == "fatpaths"
 
     def with_lb(self, load_balancing: str) -> SimConfig:
         return replace(self, load_balancing=load_balancing)
@@ -255,6 +337,10 @@ def simulate(
             break
     wall, cpu = clock.elapsed()
     flows = {k: np.asarray(v) for k, v in engine.flow_results().items()}
+    if workload.after is not None:
+        # Chained flows started when their predecessor finished: statistics count from then.
+        started = flows["start_ps"]
+        workload = replace(workload, start_ps=np.where(started >= 0, started, workload.start_ps))
     return SimResult(
         network_name=network.name,
         n_hosts=network.n_hosts,

@@ -18,7 +18,14 @@ from fatpaths_cfg.traffic_patterns import pattern_peers as shared_pattern_peers
 
 from .network import SimNetwork
 
-__all__ = ["PATTERNS", "Workload", "WorkloadError", "make_workload", "pattern_peers"]
+__all__ = [
+    "PATTERNS",
+    "Workload",
+    "WorkloadError",
+    "make_workload",
+    "pattern_peers",
+    "rpc_workload",
+]
 
 # pFabric's web-search flow-size CDF (from the DCTCP paper's measurements), in 1460-byte
 # packets: (size, cumulative probability). Sizes in between are interpolated linearly.
@@ -52,23 +59,38 @@ class Workload:
     size: npt.NDArray[np.int64]
     start_ps: npt.NDArray[np.int64]
     description: dict[str, object] = field(default_factory=dict)
+    # Chained flows: flow i starts start_ps[i] after flow after[i] finished at its receiver
+    # (-1: at start_ps[i]); None when no flow waits for another.
+    after: npt.NDArray[np.int32] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.src)
         if not (len(self.dst) == len(self.size) == len(self.start_ps) == n):
             raise WorkloadError("src, dst, size and start_ps differ in length")
+        if self.after is not None and len(self.after) != n:
+            raise WorkloadError("after needs one entry per flow")
+
+    def rounds(self) -> npt.NDArray[np.int64] | None:
+        """RPC workloads: [round, (request, response)] flow indices, else None."""
+        pairs = self.description.get("rpc_rounds")
+        if not isinstance(pairs, int) or self.after is None:
+            return None
+        return np.arange(self.n_flows, dtype=np.int64).reshape(-1, 2)
 
     @property
     def n_flows(self) -> int:
         return len(self.src)
 
     def native_dict(self) -> dict[str, npt.NDArray[np.int32] | npt.NDArray[np.int64]]:
-        return {
+        d: dict[str, npt.NDArray[np.int32] | npt.NDArray[np.int64]] = {
             "src": np.ascontiguousarray(self.src, dtype=np.int32),
             "dst": np.ascontiguousarray(self.dst, dtype=np.int32),
             "size": np.ascontiguousarray(self.size, dtype=np.int64),
             "start_ps": np.ascontiguousarray(self.start_ps, dtype=np.int64),
         }
+        if self.after is not None:
+            d["after"] = np.ascontiguousarray(self.after, dtype=np.int32)
+        return d
 
 
 # ---- patterns ----------------------------------------------------------------------------------
@@ -261,6 +283,63 @@ def make_workload(
             "arrival_rate": arrival_rate,
             "duration_ps": duration_ps,
             "randomize_mapping": randomize_mapping,
+            "seed": seed,
+        },
+    )
+
+
+def rpc_workload(
+    network: SimNetwork,
+    *,
+    rounds: int,
+    request_bytes: int,
+    response_bytes: int,
+    seed: int,
+    pattern: str = "permutation",
+    offset: int | None = None,
+    active_hosts: Sequence[int] | None = None,
+) -> Workload:
+    """Ping-pong RPCs: every host is the client of its first peer under `pattern` and runs
+    `rounds` rounds, each a request to the server and, once the server holds it, a response
+    back; the next request leaves once the response arrived. Flows 2k and 2k + 1 are a round's
+    request and response (`Workload.rounds`)."""
+    if rounds < 1:
+        raise WorkloadError(f"rpc rounds {rounds} must be at least 1")
+    if request_bytes <= 0 or response_bytes <= 0:
+        raise WorkloadError("rpc request and response sizes must be positive")
+    rng = np.random.default_rng(seed)
+    try:
+        pattern = canonical(pattern)
+    except PatternError as exc:
+        raise WorkloadError(str(exc)) from None
+    peers = pattern_peers(network, pattern, rng, offset=offset)
+    clients = range(network.n_hosts) if active_hosts is None else active_hosts
+    pairs = [(int(h), int(peers[h][0])) for h in clients if len(peers[h])]
+    if not pairs:
+        raise WorkloadError(f"pattern {pattern!r} gives no rpc client a server")
+    src: list[int] = []
+    dst: list[int] = []
+    size: list[int] = []
+    after: list[int] = []
+    for client, server in pairs:
+        for r in range(rounds):
+            i = len(src)
+            src += [client, server]
+            dst += [server, client]
+            size += [request_bytes, response_bytes]
+            after += [i - 1 if r else -1, i]
+    n = len(src)
+    return Workload(
+        src=np.asarray(src, dtype=np.int32),
+        dst=np.asarray(dst, dtype=np.int32),
+        size=np.asarray(size, dtype=np.int64),
+        start_ps=np.zeros(n, dtype=np.int64),
+        after=np.asarray(after, dtype=np.int32),
+        description={
+            "pattern": pattern,
+            "rpc_rounds": rounds,
+            "request_bytes": request_bytes,
+            "response_bytes": response_bytes,
             "seed": seed,
         },
     )

@@ -334,7 +334,7 @@ def check_with_batfish(out: Path, host: str) -> BatfishResult:
             str(snapshot),
             "",
             "no Batfish snapshot (batfish/layer1_topology.json missing)",
-            "compile with a fatpaths that writes OUT/batfish/",
+            f"compile with --batfish to write it: fatpaths compile INVENTORY -o {out} --batfish",
         )
     try:
         from pybatfish.client.session import Session

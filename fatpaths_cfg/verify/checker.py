@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.fabric import Host
-from fatpaths_cfg.verify.model import AddressLine, Location, ParsedConfigs
+from fatpaths_cfg.verify.model import AddressLine, Location, ParsedConfigs, RouteBlock
 from fatpaths_cfg.verify.plan import (
     AddressIndex,
     ExpectedAddress,
@@ -191,8 +191,8 @@ def reference_distances(
     return dist, adjacency, ranks
 
 
-def _resolve(parsed: ParsedConfigs, index: AddressIndex, nr: int) -> _RouteArrays:
-    routes = parsed.routes
+def _resolve(routes: RouteBlock, index: AddressIndex, nr: int) -> _RouteArrays:
+    """Prefixes and next hops resolved once per distinct name, then per route by indexing."""
     subnet_code = {prefix: table * nr + t for prefix, (table, t) in index.subnet.items()}
     addresses = list(index.link_address)
     address_id = {a: i for i, a in enumerate(addresses)}
@@ -213,17 +213,19 @@ def _resolve(parsed: ParsedConfigs, index: AddressIndex, nr: int) -> _RouteArray
             code = address_id.get(canonical, -1) if canonical else -1
         return code
 
-    codes = np.fromiter((prefix_code(p) for p in routes.prefix), np.int64, len(routes))
-    hop_ids = np.fromiter((address_code(a) for a in routes.next_hop), np.int64, len(routes))
+    name_codes = np.array([prefix_code(p) for p in routes.prefix_names] + [-1], dtype=np.int64)
+    name_hops = np.array([address_code(a) for a in routes.hop_names] + [-1], dtype=np.int64)
+    codes = name_codes[routes.prefix]
+    hop_ids = name_hops[routes.next_hop]
     known = codes >= 0
     return _RouteArrays(
         table=np.where(known, codes // nr, -1),
-        switch=np.asarray(routes.switch, dtype=np.int64),
+        switch=routes.switch,
         dest=np.where(known, codes % nr, -1),
         hop=owner_of[hop_ids],
         link=link_of[hop_ids],
-        file=np.asarray(routes.file, dtype=np.int64),
-        line=np.asarray(routes.line, dtype=np.int64),
+        file=routes.file,
+        line=routes.line,
     )
 
 
@@ -236,6 +238,7 @@ class _Checker:
         self.names = [s.name for s in self.fabric.switches]
         self.index = build_address_index(loaded.data, str(loaded.directory / "fabric.json"))
         self.result = ForwardingCheck(parsed.platform)
+        self.routes = parsed.routes.interned()
         self.dist, self.adjacency, self.ranks = reference_distances(loaded, self.index)
         edges = self.fabric.edges
         self.link_ends = edges.astype(np.int64)
@@ -265,8 +268,9 @@ class _Checker:
         if self.index.encoding == "vlan":
             macs = self.parsed.macs
             return f"mac {macs.mac[row]} vlan {macs.vlan[row]} interface {macs.port[row]}"
-        routes = self.parsed.routes
-        return f"{routes.prefix[row]} via {routes.next_hop[row]}"
+        routes = self.routes
+        prefix = routes.prefix_names[routes.prefix[row]]
+        return f"{prefix} via {routes.hop_names[routes.next_hop[row]]}"
 
     # -- VLAN encoding: static MAC entries instead of routes ---------------------------------
     def host_macs(self) -> dict[str, int]:
@@ -525,7 +529,7 @@ class _Checker:
             already = self.check_mac_completeness()
             self.check_trunks()
         else:
-            r = _resolve(parsed, self.index, self.nr)
+            r = _resolve(self.routes, self.index, self.nr)
         self.result.routes = len(r.table)
         forwarding = (r.table >= 0) & (r.hop >= 0) & (r.hop != r.switch)
         for table in range(self.table_count):

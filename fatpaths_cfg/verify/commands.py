@@ -10,6 +10,7 @@ import typer
 
 from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.output import dumps_json
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES
 from fatpaths_cfg.verify.report import report_json, report_markdown
 from fatpaths_cfg.verify.run import VerifyReport, verify_output
@@ -43,10 +44,17 @@ def _summary(report: VerifyReport) -> None:
         print(report.batfish.summary())
 
 
+PLATFORM_HELP = (
+    f"Platform to verify, repeatable ({', '.join(PLATFORMS)}; default: every rendered one)."
+)
+
+
 def verify_command(
     out: Path = typer.Argument(..., help="A compiled output directory (fatpaths compile -o)."),
     platform: list[str] = typer.Option(
-        [], "--platform", help="Platform to verify, repeatable (default: every rendered one)."
+        [],
+        "--platform",
+        help=PLATFORM_HELP,
     ),
     lossless_classes: int = typer.Option(
         DEFAULT_LOSSLESS_CLASSES,

@@ -4,7 +4,9 @@ more than the whole check)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -16,18 +18,37 @@ class Location:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
+@dataclass(frozen=True)
+class RouteBlock:
+    """Routes as arrays, their prefixes and next hops as ids into name tables: a fabric has a
+    few thousand distinct of each, so a string per route would cost gigabytes."""
+
+    switch: np.ndarray
+    prefix: np.ndarray  # ids into prefix_names
+    next_hop: np.ndarray  # ids into hop_names
+    file: np.ndarray
+    line: np.ndarray
+    prefix_names: list[str]
+    hop_names: list[str]
+
+    def __len__(self) -> int:
+        return len(self.switch)
+
+
 @dataclass
 class RouteColumns:
-    """One row per route line (an ECMP route with k next hops gives k rows)."""
+    """One row per route line (an ECMP route with k next hops gives k rows): rows appended one
+    by one to the lists, then the rows of `blocks` (filled by the native reader)."""
 
     switch: list[int] = field(default_factory=list)
     prefix: list[str] = field(default_factory=list)
     next_hop: list[str] = field(default_factory=list)
     file: list[int] = field(default_factory=list)
     line: list[int] = field(default_factory=list)
+    blocks: list[RouteBlock] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.switch)
+        return len(self.switch) + sum(len(block) for block in self.blocks)
 
     def extend(self, other: RouteColumns, file_offset: int) -> None:
         self.switch.extend(other.switch)
@@ -35,6 +56,43 @@ class RouteColumns:
         self.next_hop.extend(other.next_hop)
         self.file.extend(f + file_offset for f in other.file)
         self.line.extend(other.line)
+        self.blocks.extend(replace(b, file=b.file + file_offset) for b in other.blocks)
+
+    def interned(self) -> RouteBlock:
+        """Every row, list rows first, as one block with one pair of name tables."""
+        if not self.switch and len(self.blocks) == 1:
+            return self.blocks[0]
+        prefix_ids: dict[str, int] = {}
+        hop_ids: dict[str, int] = {}
+        prefixes = [_intern(prefix_ids, p) for p in self.prefix]
+        hops = [_intern(hop_ids, h) for h in self.next_hop]
+        parts = [
+            (
+                np.asarray(self.switch, dtype=np.int64),
+                np.asarray(prefixes, dtype=np.int64),
+                np.asarray(hops, dtype=np.int64),
+                np.asarray(self.file, dtype=np.int64),
+                np.asarray(self.line, dtype=np.int64),
+            )
+        ]
+        for block in self.blocks:
+            prefix_map = np.array([_intern(prefix_ids, p) for p in block.prefix_names] + [0])
+            hop_map = np.array([_intern(hop_ids, h) for h in block.hop_names] + [0])
+            parts.append(
+                (
+                    block.switch.astype(np.int64),
+                    prefix_map[block.prefix],
+                    hop_map[block.next_hop],
+                    block.file.astype(np.int64),
+                    block.line.astype(np.int64),
+                )
+            )
+        switch, prefix, hop, file, line = (np.concatenate(c) for c in zip(*parts, strict=True))
+        return RouteBlock(switch, prefix, hop, file, line, list(prefix_ids), list(hop_ids))
+
+
+def _intern(ids: dict[str, int], name: str) -> int:
+    return ids.setdefault(name, len(ids))
 
 
 @dataclass(frozen=True)

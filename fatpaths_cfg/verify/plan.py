@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from fatpaths_cfg.errors import UserErrors
 
 FAMILIES = ("v4", "v6")
+# Parsing IPv6 text costs microseconds, and a switch's gateway and link addresses come back
+# once per host port and layer: the canonical forms are remembered, within a bound.
+_CANONICAL_CACHE = 1 << 17
 
 
+@lru_cache(maxsize=_CANONICAL_CACHE)
 def canonical_prefix(text: str) -> str | None:
     try:
         return str(ipaddress.ip_network(text, strict=False))
@@ -19,6 +24,7 @@ def canonical_prefix(text: str) -> str | None:
         return None
 
 
+@lru_cache(maxsize=_CANONICAL_CACHE)
 def canonical_address(text: str) -> str | None:
     """An address without its prefix length, in canonical form (v6 compressed, lower case).
 
@@ -168,6 +174,7 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
     return index
 
 
+@lru_cache(maxsize=_CANONICAL_CACHE)
 def canonical_interface(text: str) -> str:
     if ":" not in text:
         return text  # see canonical_address

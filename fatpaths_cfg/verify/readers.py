@@ -12,15 +12,20 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from fatpaths_cfg.compiled import LoadedCompiled
-from fatpaths_cfg.render.ifnames import kernel_ifname
-from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, TrunkLine
+import numpy as np
 
-PLATFORMS = ("frr", "sonic", "eos", "linux")
+from fatpaths_cfg import _native
+from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.platforms import PLATFORMS, resolve
+from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.render.native_ports import port_naming
+from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, RouteBlock, TrunkLine
+
 LOOPBACK = "lo"
 
 # FRR statements rendered around the routes that carry nothing to check.
 _FRR_INERT = (
+    "frr version ",
     "frr defaults ",
     "hostname ",
     "service integrated-vtysh-config",
@@ -30,6 +35,7 @@ _FRR_INERT = (
 )
 # EOS statements that carry nothing the forwarding check needs (descriptions, VLAN names,
 # switchport modes, storm control, routing switches). Anything else must be understood.
+_FRR_ROUTE = ("ip route ", "ipv6 route ")
 _EOS_INERT = (
     "hostname ",
     "vlan ",
@@ -67,9 +73,11 @@ def parse_vlan_list(text: str) -> frozenset[int] | None:
 
 
 def _lines(path: Path) -> Iterable[tuple[int, str]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            yield number, raw.strip()
+    # One read and one split per file: 10^4 host plans and 10^5 port lines per fabric.
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines[-1] == "":
+        lines.pop()  # what follows the last newline is no line
+    return enumerate(map(str.strip, lines), start=1)
 
 
 class _SwitchReader:
@@ -84,6 +92,7 @@ class _SwitchReader:
         self.switch = switch
         self.ifnames = ifnames  # interface name as configured -> fabric port name
         self.file = -1
+        self.batch: FrrRouteBatch | None = None
 
     def open(self, relative: str) -> Path:
         self.file = self.parsed.file_index(relative)
@@ -115,16 +124,23 @@ class _SwitchReader:
 
     # -- formats ---------------------------------------------------------------------------
     def frr_routes(self, relative: str) -> None:
-        """`ip route PREFIX NEXTHOP` / `ipv6 route PREFIX NEXTHOP` (routes.j2)."""
+        """`ip route PREFIX NEXTHOP` / `ipv6 route PREFIX NEXTHOP` (routes.j2): read with the
+        other switches' files in one native pass when this reader belongs to a batch."""
         path = self.open(relative)
         self.parsed.switch_file[self.name] = self.file
+        if self.batch is not None:
+            self.batch.add(self, self.file, path)
+            return
+        self.frr_routes_of(path)
+
+    def frr_routes_of(self, path: Path) -> None:
         prefixes: list[str] = []
         hops: list[str] = []
         lines: list[int] = []
         # A large switch has n * Nr route lines: the loop stays free of calls it can avoid.
         for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()
-            if text.startswith(("ip route ", "ipv6 route ")):
+            if text.startswith(_FRR_ROUTE):
                 parts = text.split()
                 if len(parts) == 4:
                     prefixes.append(parts[2])
@@ -256,37 +272,100 @@ class _SwitchReader:
                 self.address(port, address, line_of.get(key, 0))
 
 
+class FrrRouteBatch:
+    """FRR route files of many switches, read together by the native reader (in parallel, the
+    routes as arrays) once every switch's files are known; `frr_routes_of` reads any file whose
+    text the native reader leaves to Python."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[_SwitchReader, int, Path]] = []
+
+    def add(self, reader: _SwitchReader, file: int, path: Path) -> None:
+        self.files.append((reader, file, path))
+
+    def read(self, parsed: ParsedConfigs) -> None:
+        if not self.files:
+            return
+        prefix_names, hop_names, position, line, prefix, hop, other, unread = (
+            _native.read_route_lines([str(path) for _, _, path in self.files])
+        )
+        switch_of = np.array([reader.switch for reader, _, _ in self.files], dtype=np.int64)
+        file_of = np.array([file for _, file, _ in self.files], dtype=np.int64)
+        parsed.routes.blocks.append(
+            RouteBlock(
+                switch_of[position],
+                prefix,
+                hop,
+                file_of[position],
+                line.astype(np.int64),
+                prefix_names,
+                hop_names,
+            )
+        )
+        for at, number, text in other:
+            if text.startswith(_FRR_ROUTE) or not text.startswith(_FRR_INERT):
+                parsed.unparsed.append((int(file_of[at]), number, text))
+        for at in unread:
+            reader, file, path = self.files[at]
+            reader.file = file
+            reader.frr_routes_of(path)
+
+
 def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
     return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
 
 
+# The readers platform descriptors name (`SwitchFile.reader`): each reads one rendered file.
+SwitchReader = _SwitchReader
+FileReader = Callable[[SwitchReader, str], None]
+
+
+def read_frr_routes(reader: SwitchReader, relative: str) -> None:
+    reader.frr_routes(relative)
+
+
+def read_iproute2_addresses(reader: SwitchReader, relative: str) -> None:
+    reader.shell(relative, routes=False)
+
+
+def read_iproute2(reader: SwitchReader, relative: str) -> None:
+    reader.shell(relative, routes=True)
+
+
+def read_eos(reader: SwitchReader, relative: str) -> None:
+    reader.eos(relative)
+
+
+def read_config_db(reader: SwitchReader, relative: str) -> None:
+    reader.config_db(relative)
+
+
 def _read_switch(
-    parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
+    parsed: ParsedConfigs,
+    out: Path,
+    loaded: LoadedCompiled,
+    switch: int,
+    platform: str,
+    batch: FrrRouteBatch | None = None,
 ) -> bool:
     name = loaded.fabric.switches[switch].name
-    kernel = platform in ("frr", "linux")
-    ifnames = _ifname_map(loaded, switch) if kernel else {}
+    descriptor = PLATFORMS[platform]
+    ifnames = _ifname_map(loaded, switch) if descriptor.kernel else {}
+    naming = port_naming(descriptor)
+    if naming is not None:
+        ifnames = naming.names(loaded.fabric.switches[switch].ports)
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
-    base = f"configs/{platform}"
-    readers: dict[str, list[tuple[str, Callable[[str], None]]]] = {
-        "frr": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/interfaces.sh", lambda r: reader.shell(r, routes=False)),
-        ],
-        "linux": [(f"{base}/{name}.sh", lambda r: reader.shell(r, routes=True))],
-        "eos": [(f"{base}/{name}.cfg", reader.eos)],
-        "sonic": [
-            (f"{base}/{name}/frr.conf", reader.frr_routes),
-            (f"{base}/{name}/config_db.json", reader.config_db),
-        ],
-    }
-    files = readers[platform]
+    reader.batch = batch
+    files: list[tuple[str, FileReader]] = [
+        (f"configs/{platform}/{file.at(name)}", resolve(file.reader))
+        for file in descriptor.files
+    ]
     if not all((out / relative).is_file() for relative, _ in files):
         return False
-    if kernel:
+    if descriptor.kernel:
         parsed.host_route_switches.add(name)
     for relative, read in files:
-        read(relative)
+        read(reader, relative)
     return True
 
 
@@ -325,7 +404,9 @@ def read_configs(
     out = loaded.directory
     chosen = switch_platforms(loaded, platform)
     parsed = ParsedConfigs(label or platform or "inventory platforms")
+    batch = FrrRouteBatch()
     for switch, name in sorted(chosen.items()):
-        _read_switch(parsed, out, loaded, switch, name)
+        _read_switch(parsed, out, loaded, switch, name, batch)
+    batch.read(parsed)
     _read_hosts(parsed, out, loaded)
     return parsed

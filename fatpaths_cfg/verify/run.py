@@ -12,10 +12,11 @@ import numpy as np
 
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.checker import ForwardingCheck, check_forwarding
 from fatpaths_cfg.verify.deadlock import find_cycle, is_acyclic, route_dependencies
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES, PfcPlan, assign_pfc_classes
-from fatpaths_cfg.verify.readers import PLATFORMS, read_configs, rendered_platforms
+from fatpaths_cfg.verify.readers import read_configs, rendered_platforms
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,11 @@ def select_platforms(loaded: LoadedCompiled, asked: list[str] | None) -> list[st
 
 
 def _covers(loaded: LoadedCompiled, platform: str) -> bool:
+    """Whether every switch has files of `platform` (a --limit render covers only some)."""
     base = loaded.directory / "configs" / platform
+    files = PLATFORMS[platform].files
     return all(
-        (base / s.name).exists() or any(base.glob(f"{s.name}.*")) for s in loaded.fabric.switches
+        any((base / file.at(s.name)).is_file() for file in files) for s in loaded.fabric.switches
     )
 
 

@@ -6,6 +6,7 @@
 pub mod deadlock;
 pub mod graph;
 pub mod layers;
+pub mod route_lines;
 pub mod routing;
 pub mod sim;
 
@@ -19,6 +20,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         deadlock::python::layer_is_deadlock_free,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(route_lines::python::read_route_lines, m)?)?;
     m.add_class::<sim::python::PacketSimulator>()?;
     Ok(())
 }

@@ -8,10 +8,13 @@ use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
 pub enum TransportKind {
     /// Receiver-driven NDP: full first window, trimming switches, paced pulls.
     Ndp,
-    /// TCP NewReno over tail-drop queues.
+    /// TCP NewReno over lossy queues (`DropPolicy`).
     Tcp,
     /// DCTCP: NewReno plus ECN-proportional window reduction.
     Dctcp,
+    /// Multipath TCP: TCP or DCTCP subflows over several planes and paths, with coupled
+    /// congestion avoidance (`mptcp` module).
+    Mptcp,
 }
 
 impl TransportKind {
@@ -20,6 +23,31 @@ impl TransportKind {
             "ndp" => Some(TransportKind::Ndp),
             "tcp" => Some(TransportKind::Tcp),
             "dctcp" => Some(TransportKind::Dctcp),
+            "mptcp" => Some(TransportKind::Mptcp),
+            _ => None,
+        }
+    }
+}
+
+/// What a full (non-trimming, lossy) switch queue does with data packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropPolicy {
+    /// Drop the arriving packet.
+    Tail,
+    /// Drop the oldest waiting packets until the arrival fits: the loss sits at the head of the
+    /// queue, so the receiver sees the gap (and the sender its duplicate ACKs) a queue earlier.
+    Front,
+    /// Random early drop on the instantaneous queue: an arrival finding `red_min_packets` or
+    /// more packets queued is dropped with a probability rising linearly to 1 at the capacity.
+    Red,
+}
+
+impl DropPolicy {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "tail" => Some(DropPolicy::Tail),
+            "front" => Some(DropPolicy::Front),
+            "red" => Some(DropPolicy::Red),
             _ => None,
         }
     }
@@ -49,6 +77,67 @@ impl LoadBalancing {
     }
 }
 
+/// How a single-path flow on a host with one NIC per plane picks its plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaneChoice {
+    /// A hash of the flow (ECMP across planes).
+    Hash,
+    /// Each source host cycles through its planes, flow after flow in start order.
+    RoundRobin,
+    /// The plane with the fewest switch hops between the two hosts' switches (ties by hash).
+    FewestHops,
+}
+
+impl PlaneChoice {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "hash" => Some(PlaneChoice::Hash),
+            "round-robin" => Some(PlaneChoice::RoundRobin),
+            "fewest-hops" => Some(PlaneChoice::FewestHops),
+            _ => None,
+        }
+    }
+}
+
+/// The path of each MPTCP subflow inside its plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubflowPaths {
+    /// The k-th subflow of a plane takes the k-th of the minimal paths that consecutive
+    /// entropy values enumerate (distinct while the plane has that many equal-cost paths).
+    KShortest,
+    /// The k-th subflow of a plane takes FatPaths layer k (cycling through the allowed layers).
+    Layers,
+}
+
+impl SubflowPaths {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "kshortest" => Some(SubflowPaths::KShortest),
+            "layers" => Some(SubflowPaths::Layers),
+            _ => None,
+        }
+    }
+}
+
+/// MPTCP's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MptcpParams {
+    pub subflows_per_plane: u8,
+    pub paths: SubflowPaths,
+    /// Subflows react to ECN marks as DCTCP does (else NewReno).
+    pub dctcp_subflows: bool,
+}
+
+impl Default for MptcpParams {
+    fn default() -> Self {
+        MptcpParams {
+            subflows_per_plane: 1,
+            paths: SubflowPaths::KShortest,
+            dctcp_subflows: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     pub transport: TransportKind,
@@ -61,10 +150,19 @@ pub struct SimConfig {
     pub queue_packets: u32,
     /// ECN marking threshold in packets queued (DCTCP); 0 disables marking.
     pub ecn_threshold_packets: u32,
+    /// What full data queues drop (TCP, DCTCP; NDP trims and lossless queues pause instead).
+    pub drop_policy: DropPolicy,
+    /// `DropPolicy::Red`: queued packets from which arrivals may be dropped.
+    pub red_min_packets: u32,
     /// Initial window in packets (NDP's first full-rate window, TCP's initial cwnd).
     pub initial_window: u32,
+    /// TCP/DCTCP slow-start threshold at the start of a flow, in packets; 0: unbounded.
+    pub initial_ssthresh: u32,
     /// Minimum retransmission timeout.
     pub min_rto: Time,
+    /// Period of the retransmission-timeout scan, so timeouts fire up to this late; 0: a
+    /// quarter of `min_rto`.
+    pub rto_granularity: Time,
     /// Idle gap that starts a new flowlet (LetFlow, FatPaths).
     pub flowlet_gap: Time,
     /// NDP pull pacing as a fraction of the receiver's NIC rate.
@@ -91,6 +189,9 @@ pub struct SimConfig {
     pub pfc_xoff_bytes: u64,
     /// Bytes below which a paused upstream is resumed.
     pub pfc_xon_bytes: u64,
+    /// Plane of single-path flows on multi-plane fabrics.
+    pub plane_choice: PlaneChoice,
+    pub mptcp: MptcpParams,
 }
 
 impl Default for SimConfig {
@@ -102,8 +203,12 @@ impl Default for SimConfig {
             header: 64,
             queue_packets: 8,
             ecn_threshold_packets: 0,
+            drop_policy: DropPolicy::Tail,
+            red_min_packets: 4,
             initial_window: 8,
+            initial_ssthresh: 0,
             min_rto: 1_000_000_000,
+            rto_granularity: 0,
             flowlet_gap: 50_000_000,
             pull_rate: 0.99,
             fatpaths_layers: vec![0],
@@ -118,6 +223,8 @@ impl Default for SimConfig {
             lossless: false,
             pfc_xoff_bytes: 8 * 9000,
             pfc_xon_bytes: 4 * 9000,
+            plane_choice: PlaneChoice::Hash,
+            mptcp: MptcpParams::default(),
         }
     }
 }

@@ -8,17 +8,20 @@
 
 use std::collections::VecDeque;
 
-use super::config::{LoadBalancing, SimConfig, TransportKind};
+use super::config::{
+    DropPolicy, LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind,
+};
 use super::events::{EventKind, EventQueue};
 use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
+use super::mptcp::Mptcp;
 use super::ndp::Ndp;
-use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec};
+use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
 use super::random::SimRng;
 use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
-use super::transport::{Host, Transport};
+use super::transport::{Host, SubflowPath, Transport};
 
 /// How many events ahead `prefetch_ahead` looks; about one cache-miss latency of work.
 const PREFETCH_DISTANCE: usize = 4;
@@ -72,7 +75,16 @@ pub struct FlowRecord {
     pub highest_arrived: u32,
     /// Data packets that reached the receiver after a higher-numbered one.
     pub out_of_order: u32,
+    /// Plane a single-path flow sends in.
+    pub plane: u8,
+    /// A flow that starts `start` after this one finished at its receiver (`NO_FLOW`: none).
+    pub successor: u32,
+    /// Whether the flow waits for another to finish before it starts.
+    pub waiting: bool,
 }
+
+/// "No flow", for flows without a successor.
+pub const NO_FLOW: u32 = u32::MAX;
 
 /// Entropy values a spraying flow cycles through before reshuffling.
 pub const SPRAY_DECK: usize = 64;
@@ -146,6 +158,8 @@ pub struct Datapath {
     cfg: SimConfig,
     nr: u32,
     n_links: u32,
+    planes: u32,
+    /// NIC `plane` of host h is attached to switch `host_switch[h * planes + plane]`.
     host_switch: Vec<u32>,
     ports: Vec<PortSpec>,
     port_state: Vec<PortState>,
@@ -189,19 +203,57 @@ fn hash32(mut x: u32) -> u32 {
 
 /// The one place a transport is chosen; a new transport adds its arm here.
 fn transport_for(
-    kind: TransportKind,
+    cfg: &SimConfig,
     n_flows: usize,
-    n_hosts: usize,
+    spec: &NetworkSpec,
 ) -> Box<dyn Transport<Datapath>> {
-    match kind {
-        TransportKind::Ndp => Box::new(Ndp::new(n_flows, n_hosts)),
+    match cfg.transport {
+        TransportKind::Ndp => Box::new(Ndp::new(n_flows, spec.n_hosts())),
         TransportKind::Tcp => Box::new(Tcp::new(n_flows, false)),
         TransportKind::Dctcp => Box::new(Tcp::new(n_flows, true)),
+        TransportKind::Mptcp => Box::new(Mptcp::new(
+            &vec![cfg.mptcp.subflows_per_plane as usize * spec.n_planes(); n_flows],
+            cfg.mptcp,
+            cfg.fatpaths_layers.clone(),
+            cfg.seed,
+        )),
     }
 }
 
 impl Simulator {
     pub fn new(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Result<Self, String> {
+        Self::build(spec, flows, &[], cfg, None)
+    }
+
+    /// Flows where `after[i] != NO_FLOW` start `start` after flow `after[i]` finished at its
+    /// receiver (request-response chains); each flow may be waited for by one other.
+    pub fn chained(
+        spec: &NetworkSpec,
+        flows: &[FlowSpec],
+        after: &[u32],
+        cfg: SimConfig,
+    ) -> Result<Self, String> {
+        Self::build(spec, flows, after, cfg, None)
+    }
+
+    /// A simulation driven by a transport built by the caller (MPTCP with per-connection
+    /// subflow counts, say) instead of the one `cfg.transport` names.
+    pub fn with_transport(
+        spec: &NetworkSpec,
+        flows: &[FlowSpec],
+        cfg: SimConfig,
+        transport: Box<dyn Transport<Datapath>>,
+    ) -> Result<Self, String> {
+        Self::build(spec, flows, &[], cfg, Some(transport))
+    }
+
+    fn build(
+        spec: &NetworkSpec,
+        flows: &[FlowSpec],
+        after: &[u32],
+        cfg: SimConfig,
+        transport: Option<Box<dyn Transport<Datapath>>>,
+    ) -> Result<Self, String> {
         spec.validate()?;
         if cfg.mtu == 0 || cfg.header == 0 {
             return Err("mtu and header must be positive".into());
@@ -253,8 +305,13 @@ impl Simulator {
                 last_send: NO_TIME,
                 highest_arrived: 0,
                 out_of_order: 0,
+                plane: 0,
+                successor: NO_FLOW,
+                waiting: false,
             });
         }
+        chain_flows(&mut records, after)?;
+        choose_planes(&mut records, spec, cfg.plane_choice);
         check_routing(&cfg, spec)?;
         let ports = build_ports(spec);
         let pfc = cfg.lossless.then(|| {
@@ -274,7 +331,9 @@ impl Simulator {
             &cfg.layer_priority,
             cfg.seed,
         );
-        let fib = if cfg.routing.minimal_layer_only() {
+        let kshortest =
+            cfg.transport == TransportKind::Mptcp && cfg.mptcp.paths == SubflowPaths::KShortest;
+        let fib = if cfg.routing.minimal_layer_only() || kshortest {
             // MIN, INR and UGAL-L spread over every minimal path, whatever layer 1 was compiled
             // with: the paper's schemes assume all of them.
             let mut minimal = spec.clone();
@@ -286,10 +345,12 @@ impl Simulator {
         let port_state = (0..ports.len()).map(|_| PortState::default()).collect();
         let mut events = EventQueue::new();
         for (i, f) in records.iter().enumerate() {
-            events.push(f.start, EventKind::FlowStart, i as u32, 0);
+            if !f.waiting {
+                events.push(f.start, EventKind::FlowStart, i as u32, 0);
+            }
         }
         let n_flows = records.len();
-        let transport = transport_for(cfg.transport, n_flows, spec.n_hosts());
+        let transport = transport.unwrap_or_else(|| transport_for(&cfg, n_flows, spec));
         let layer_choice = LayerChoice::new(
             cfg.layer_policy,
             cfg.fatpaths_layers.clone(),
@@ -307,6 +368,7 @@ impl Simulator {
             cfg,
             nr: spec.n_switches as u32,
             n_links: spec.n_links() as u32,
+            planes: spec.n_planes() as u32,
             host_switch: spec.host_switch.clone(),
             fib,
             ports,
@@ -438,7 +500,11 @@ impl Simulator {
     }
 
     fn rto_scan_period(&self) -> Time {
-        (self.net.cfg.min_rto / 4).max(1)
+        let cfg = &self.net.cfg;
+        match cfg.rto_granularity {
+            0 => (cfg.min_rto / 4).max(1),
+            grid => grid,
+        }
     }
 
     fn rto_scan(&mut self) {
@@ -536,13 +602,18 @@ impl Datapath {
     // ---- hosts ---------------------------------------------------------------------------
 
     #[inline]
-    fn host_nic_port(&self, host: u32) -> u32 {
-        2 * self.n_links + 2 * host
+    fn host_nic_port(&self, host: u32, plane: u8) -> u32 {
+        2 * self.n_links + 2 * (host * self.planes + plane as u32)
     }
 
     #[inline]
-    fn host_facing_port(&self, host: u32) -> u32 {
-        2 * self.n_links + 2 * host + 1
+    fn host_facing_port(&self, host: u32, plane: u8) -> u32 {
+        2 * self.n_links + 2 * (host * self.planes + plane as u32) + 1
+    }
+
+    #[inline]
+    fn host_switch(&self, host: u32, plane: u8) -> u32 {
+        self.host_switch[(host * self.planes + plane as u32) as usize]
     }
 
     /// Hands a packet to the source host's NIC.
@@ -555,13 +626,25 @@ impl Datapath {
             self.counters.control_packets_sent += 1;
         }
         self.tags[pkt as usize].prio = self.routing.channel(p.layer, 0);
-        self.enqueue(self.host_nic_port(host), pkt);
+        self.enqueue(self.host_nic_port(host, p.plane), pkt);
     }
 
     /// Builds data packet `seq` of flow `f` on the flow's current path and hands it to the
     /// source NIC; both window-based transports send through here.
     fn transmit_data(&mut self, f: usize, seq: u32, is_rtx: bool) {
         let (layer, entropy) = self.data_path(f);
+        let path = SubflowPath {
+            plane: self.flows[f].plane,
+            layer,
+            entropy,
+            subflow: 0,
+            subflow_seq: 0,
+        };
+        self.transmit_on(f, seq, is_rtx, path);
+    }
+
+    /// Builds data packet `seq` of flow `f` on `path` and hands it to the source NIC.
+    fn transmit_on(&mut self, f: usize, seq: u32, is_rtx: bool, path: SubflowPath) {
         let fl = &mut self.flows[f];
         fl.packets_sent += 1;
         if is_rtx {
@@ -573,13 +656,15 @@ impl Datapath {
             sent_at: self.now,
             flow: f as u32,
             seq,
-            aux: 0,
-            entropy,
+            aux: path.subflow_seq,
+            entropy: path.entropy,
             dst,
             size,
             kind: PacketKind::Data,
             flags: 0,
-            layer,
+            layer: path.layer,
+            plane: path.plane,
+            subflow: path.subflow,
         });
         self.send_from_host(src, pkt);
     }
@@ -687,7 +772,7 @@ impl Datapath {
         let p = self.packets[pkt as usize];
         let layer = self.routing.layer(p.layer);
         let mut tag = self.tags[pkt as usize];
-        let dst_switch = self.host_switch[p.dst as usize];
+        let dst_switch = self.host_switch(p.dst, p.plane);
         if in_port >= 2 * self.n_links && dst_switch != switch {
             let view = InjectView {
                 fib: &self.fib,
@@ -715,7 +800,7 @@ impl Datapath {
             tag.route.via
         };
         let out = if target == switch {
-            self.host_facing_port(p.dst)
+            self.host_facing_port(p.dst, p.plane)
         } else {
             let cands = self
                 .fib
@@ -813,7 +898,10 @@ impl Datapath {
             let ps = &mut self.port_state[port as usize];
             ps.low.push_back(entry);
             ps.low_bytes += p.size as u64;
-        } else if self.port_state[port as usize].low_bytes + p.size as u64 <= self.queue_cap_bytes {
+        } else if self.red_drops(port) {
+            self.lose(pkt);
+            return;
+        } else if self.fits_after_front_drops(port, p.size) {
             let mark = self.cfg.ecn_threshold_packets > 0
                 && self.port_state[port as usize].low.len()
                     >= self.cfg.ecn_threshold_packets as usize;
@@ -857,6 +945,40 @@ impl Datapath {
             let at = ps.busy_until.max(now);
             self.events.push(at, EventKind::TxDone, port, 0);
         }
+    }
+
+    /// `DropPolicy::Red`: whether an arrival at switch port `port` is dropped early.
+    fn red_drops(&mut self, port: u32) -> bool {
+        if self.trimming || self.cfg.drop_policy != DropPolicy::Red {
+            return false;
+        }
+        let queued = self.port_state[port as usize].low.len() as u32;
+        let (min, cap) = (self.cfg.red_min_packets, self.cfg.queue_packets);
+        if queued < min || queued >= cap {
+            // Below the threshold nothing is dropped; a full queue drops at the tail anyway.
+            return false;
+        }
+        let band = cap - min + 1;
+        self.rng.below(band) < queued - min + 1
+    }
+
+    /// Whether `size` more bytes fit into `port`'s data queue, after dropping the oldest
+    /// waiting packets under `DropPolicy::Front`.
+    fn fits_after_front_drops(&mut self, port: u32, size: u32) -> bool {
+        let cap = self.queue_cap_bytes;
+        let fits = |ps: &PortState| ps.low_bytes + size as u64 <= cap;
+        if self.trimming || self.cfg.drop_policy != DropPolicy::Front {
+            return fits(&self.port_state[port as usize]);
+        }
+        while !fits(&self.port_state[port as usize]) {
+            let ps = &mut self.port_state[port as usize];
+            let Some(oldest) = ps.low.pop_front() else {
+                return false;
+            };
+            ps.low_bytes -= oldest.size as u64;
+            self.lose(oldest.pkt);
+        }
+        true
     }
 
     fn push_high(&mut self, port: u32, entry: Queued, unbounded: bool) {
@@ -981,6 +1103,14 @@ impl Datapath {
         if self.flows[f].finish == NO_TIME {
             self.flows[f].finish = self.now;
             self.counters.flows_finished += 1;
+            let next = self.flows[f].successor;
+            if next != NO_FLOW {
+                // The chained flow's `start` was its delay after this one; now it is a time.
+                let fl = &mut self.flows[next as usize];
+                fl.waiting = false;
+                fl.start += self.now;
+                self.events.push(fl.start, EventKind::FlowStart, next, 0);
+            }
         }
     }
 }
@@ -1072,7 +1202,92 @@ impl Host for Datapath {
 
     #[inline]
     fn nic_serialisation(&self, host: u32, bytes: u32) -> Time {
-        self.ports[self.host_nic_port(host) as usize].serialisation(bytes)
+        self.ports[self.host_nic_port(host, 0) as usize].serialisation(bytes)
+    }
+
+    #[inline]
+    fn planes(&self) -> u8 {
+        self.planes as u8
+    }
+
+    #[inline]
+    fn plane(&self, flow: usize) -> u8 {
+        self.flows[flow].plane
+    }
+
+    #[inline]
+    fn send_subflow_data(&mut self, flow: usize, seq: u32, is_rtx: bool, path: SubflowPath) {
+        let fl = &mut self.flows[flow];
+        fl.last_send = self.now;
+        fl.layers_used |= 1u64 << (path.layer as u32).min(63);
+        self.transmit_on(flow, seq, is_rtx, path);
+    }
+}
+
+/// Links each flow of `after` to the flow it waits for.
+fn chain_flows(records: &mut [FlowRecord], after: &[u32]) -> Result<(), String> {
+    if after.is_empty() {
+        return Ok(());
+    }
+    if after.len() != records.len() {
+        return Err("after needs one entry per flow".into());
+    }
+    for (i, &a) in after.iter().enumerate() {
+        if a == NO_FLOW {
+            continue;
+        }
+        if a as usize >= records.len() || a as usize == i {
+            return Err(format!(
+                "flow {i}: waits for flow {a}, which does not exist"
+            ));
+        }
+        if records[a as usize].successor != NO_FLOW {
+            return Err(format!("flow {a}: more than one flow waits for it"));
+        }
+        records[a as usize].successor = i as u32;
+        records[i].waiting = true;
+    }
+    Ok(())
+}
+
+/// The plane of every flow, under `choice`. Round robin goes through each source's flows in
+/// start order (chained flows after the rest, in index order).
+fn choose_planes(records: &mut [FlowRecord], spec: &NetworkSpec, choice: PlaneChoice) {
+    let planes = spec.n_planes();
+    if planes == 1 {
+        return;
+    }
+    let nr = spec.n_switches;
+    let attach = |h: u32, p: usize| spec.host_switch[h as usize * planes + p] as usize;
+    match choice {
+        PlaneChoice::Hash => {
+            for fl in records.iter_mut() {
+                fl.plane = (hash32(fl.entropy ^ 0x91A2_E5C3) % planes as u32) as u8;
+            }
+        }
+        PlaneChoice::RoundRobin => {
+            let mut order: Vec<usize> = (0..records.len()).collect();
+            order.sort_by_key(|&i| (records[i].waiting, records[i].start, i));
+            let mut next = vec![0usize; spec.n_hosts()];
+            for i in order {
+                let cursor = &mut next[records[i].src as usize];
+                records[i].plane = (*cursor % planes) as u8;
+                *cursor += 1;
+            }
+        }
+        PlaneChoice::FewestHops => {
+            for fl in records.iter_mut() {
+                let hops: Vec<u8> = (0..planes)
+                    .map(|p| spec.dist[attach(fl.src, p) * nr + attach(fl.dst, p)])
+                    .collect();
+                let fewest = *hops.iter().min().expect("at least two planes");
+                if fewest == UNREACHABLE {
+                    continue;
+                }
+                let tied: Vec<usize> = (0..planes).filter(|&p| hops[p] == fewest).collect();
+                fl.plane = tied[(hash32(fl.entropy) % tied.len() as u32) as usize] as u8;
+            }
+        }
     }
 }
 

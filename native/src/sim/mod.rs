@@ -11,13 +11,15 @@
 //! `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates),
 //! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
 //! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
-//! `tcp` (transports, TCP covering NewReno and DCTCP), `engine` (the datapath and the event
+//! `tcp` (transports, TCP covering NewReno and DCTCP), `mptcp` (TCP subflows over several
+//! planes with coupled congestion control), `engine` (the datapath and the event
 //! loop), `python` (the small PyO3 surface).
 
 pub mod config;
 pub mod engine;
 pub mod events;
 pub mod layers;
+pub mod mptcp;
 pub mod ndp;
 pub mod network;
 pub mod packet;
@@ -31,4 +33,8 @@ pub mod transport;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_mptcp;
+#[cfg(test)]
 mod tests_routing;
+#[cfg(test)]
+mod tests_tcp_options;

@@ -161,6 +161,8 @@ impl<H: Host> Transport<H> for Ndp {
             kind: PacketKind::Ack,
             flags: 0,
             layer,
+            plane: p.plane,
+            subflow: 0,
         };
         if p.flags & flags::TRIMMED != 0 {
             reply.kind = PacketKind::Nack;
@@ -267,6 +269,8 @@ impl<H: Host> Transport<H> for Ndp {
                 kind: PacketKind::Pull,
                 flags: 0,
                 layer,
+                plane: host.plane(f as usize),
+                subflow: 0,
             };
             host.send(receiver, pull);
             self.pacers[receiver as usize].last_pull = Some(now);

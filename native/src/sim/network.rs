@@ -2,8 +2,8 @@
 //! per-layer forwarding candidates every switch chooses among.
 //!
 //! Node ids: switches are `0..n_switches`, host `h` is node `n_switches + h`. Port ids: link `e`
-//! gives port `2e` (a -> b) and `2e + 1` (b -> a); host `h` gives its NIC `2E + 2h` (host ->
-//! switch) and the switch's host-facing port `2E + 2h + 1`.
+//! gives port `2e` (a -> b) and `2e + 1` (b -> a); NIC `n = h * planes + plane` of host `h` gives
+//! port `2E + 2n` (host -> switch) and the switch's host-facing port `2E + 2n + 1`.
 
 use rayon::prelude::*;
 
@@ -16,8 +16,11 @@ pub const UNREACHABLE: u8 = u8::MAX;
 #[derive(Clone, Debug, Default)]
 pub struct NetworkSpec {
     pub n_switches: usize,
-    /// The switch each host is attached to.
+    /// Planes: NICs per host, each attached to a switch of its own plane (0 counts as 1).
+    pub planes: usize,
+    /// The switch each host NIC is attached to: NIC `plane` of host h at `h * planes + plane`.
     pub host_switch: Vec<u32>,
+    /// Rate of each host NIC, indexed as `host_switch`.
     pub host_gbps: Vec<f64>,
     pub host_latency: Time,
     pub link_a: Vec<u32>,
@@ -36,7 +39,11 @@ pub struct NetworkSpec {
 
 impl NetworkSpec {
     pub fn n_hosts(&self) -> usize {
-        self.host_switch.len()
+        self.host_switch.len() / self.n_planes()
+    }
+
+    pub fn n_planes(&self) -> usize {
+        self.planes.max(1)
     }
 
     pub fn n_links(&self) -> usize {
@@ -59,8 +66,17 @@ impl NetworkSpec {
         if self.link_gbps.len() != e {
             return Err("link_gbps needs one rate per link".into());
         }
-        if self.host_gbps.len() != self.n_hosts() {
-            return Err("host_gbps needs one rate per host".into());
+        if !self.host_switch.len().is_multiple_of(self.n_planes()) {
+            return Err(format!(
+                "host_switch needs {} NICs per host",
+                self.n_planes()
+            ));
+        }
+        if self.n_planes() > u8::MAX as usize {
+            return Err("at most 255 planes".into());
+        }
+        if self.host_gbps.len() != self.host_switch.len() {
+            return Err("host_gbps needs one rate per host NIC".into());
         }
         if self.layer_links.len() != l * e {
             return Err(format!("layer_links must be {l} x {e}"));
@@ -69,6 +85,7 @@ impl NetworkSpec {
             return Err(format!("dist and next_hop must be {l} x {nr} x {nr}"));
         }
         if let Some(h) = self.host_switch.iter().position(|&s| s as usize >= nr) {
+            let h = h / self.n_planes();
             return Err(format!("host {h} is attached to a switch outside 0..{nr}"));
         }
         if self
@@ -120,8 +137,10 @@ pub fn build_ports(spec: &NetworkSpec) -> Vec<PortSpec> {
             latency,
         });
     }
-    for (h, &sw) in spec.host_switch.iter().enumerate() {
-        let rate_mbps = gbps_to_mbps(spec.host_gbps[h]);
+    let planes = spec.n_planes();
+    for (nic, &sw) in spec.host_switch.iter().enumerate() {
+        let h = nic / planes;
+        let rate_mbps = gbps_to_mbps(spec.host_gbps[nic]);
         let latency = spec.host_latency;
         ports.push(PortSpec {
             to: sw,

@@ -49,4 +49,8 @@ pub struct Packet {
     pub kind: PacketKind,
     pub flags: u8,
     pub layer: u8,
+    /// Plane (NIC of the source and destination host) the packet travels in; it never changes.
+    pub plane: u8,
+    /// MPTCP: the subflow of the connection `flow` that carries the packet (0 otherwise).
+    pub subflow: u8,
 }

@@ -6,8 +6,10 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::config::{LoadBalancing, SimConfig, TransportKind};
-use super::engine::{FlowRecord, FlowSpec, Simulator};
+use super::config::{
+    DropPolicy, LoadBalancing, MptcpParams, PlaneChoice, SimConfig, SubflowPaths, TransportKind,
+};
+use super::engine::{FlowRecord, FlowSpec, Simulator, NO_FLOW};
 use super::layers::LayerPolicy;
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
@@ -61,6 +63,7 @@ fn unsigned(values: Vec<i32>, key: &str) -> PyResult<Vec<u32>> {
 fn network_from(d: &Bound<'_, PyDict>) -> PyResult<NetworkSpec> {
     Ok(NetworkSpec {
         n_switches: scalar(d, "n_switches")?,
+        planes: optional(d, "planes", 1)?,
         host_switch: unsigned(array(d, "host_switch")?, "host_switch")?,
         host_gbps: array(d, "host_gbps")?,
         host_latency: scalar(d, "host_latency_ps")?,
@@ -73,6 +76,18 @@ fn network_from(d: &Bound<'_, PyDict>) -> PyResult<NetworkSpec> {
         next_hop: array(d, "next_hop")?,
         multipath: scalar(d, "multipath")?,
     })
+}
+
+/// Per flow, the flow it waits for (`after`, -1: none), or nothing when no flow waits.
+fn chain_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<u32>> {
+    if d.get_item("after")?.is_none() {
+        return Ok(Vec::new());
+    }
+    let after: Vec<i32> = array(d, "after")?;
+    Ok(after
+        .into_iter()
+        .map(|a| u32::try_from(a).unwrap_or(NO_FLOW))
+        .collect())
 }
 
 fn flows_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<FlowSpec>> {
@@ -113,6 +128,15 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         notify_delay: optional(d, "notify_delay_ps", base.adaptive.notify_delay)?,
     };
     let policy: String = scalar(d, "layer_policy")?;
+    let drop: String = optional(d, "drop_policy", "tail".to_string())?;
+    let plane_choice: String = optional(d, "plane_choice", "hash".to_string())?;
+    let paths: String = optional(d, "subflow_paths", "kshortest".to_string())?;
+    let mptcp = MptcpParams {
+        subflows_per_plane: optional(d, "subflows_per_plane", base.mptcp.subflows_per_plane)?,
+        paths: SubflowPaths::parse(&paths)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown subflow paths '{paths}'")))?,
+        dctcp_subflows: optional(d, "dctcp_subflows", base.mptcp.dctcp_subflows)?,
+    };
     Ok(SimConfig {
         transport: TransportKind::parse(&transport)
             .ok_or_else(|| PyValueError::new_err(format!("unknown transport '{transport}'")))?,
@@ -122,8 +146,13 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         header: scalar(d, "header")?,
         queue_packets: scalar(d, "queue_packets")?,
         ecn_threshold_packets: scalar(d, "ecn_threshold_packets")?,
+        drop_policy: DropPolicy::parse(&drop)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown drop policy '{drop}'")))?,
+        red_min_packets: optional(d, "red_min_packets", base.red_min_packets)?,
         initial_window: scalar(d, "initial_window")?,
+        initial_ssthresh: optional(d, "initial_ssthresh", base.initial_ssthresh)?,
         min_rto: scalar(d, "min_rto_ps")?,
+        rto_granularity: optional(d, "rto_granularity_ps", base.rto_granularity)?,
         flowlet_gap: scalar(d, "flowlet_gap_ps")?,
         pull_rate: scalar(d, "pull_rate")?,
         fatpaths_layers: scalar(d, "fatpaths_layers")?,
@@ -140,6 +169,10 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         lossless: optional(d, "lossless", base.lossless)?,
         pfc_xoff_bytes: optional(d, "pfc_xoff_bytes", base.pfc_xoff_bytes)?,
         pfc_xon_bytes: optional(d, "pfc_xon_bytes", base.pfc_xon_bytes)?,
+        plane_choice: PlaneChoice::parse(&plane_choice).ok_or_else(|| {
+            PyValueError::new_err(format!("unknown plane choice '{plane_choice}'"))
+        })?,
+        mptcp,
     })
 }
 
@@ -168,10 +201,11 @@ impl PacketSimulator {
         config: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
         let spec = network_from(network)?;
+        let after = chain_from(flows)?;
         let flows = flows_from(flows)?;
         let cfg = config_from(config)?;
         let sim = py
-            .detach(|| Simulator::new(&spec, &flows, cfg))
+            .detach(|| Simulator::chained(&spec, &flows, &after, cfg))
             .map_err(PyValueError::new_err)?;
         Ok(PacketSimulator { sim })
     }
@@ -209,6 +243,19 @@ impl PacketSimulator {
             "finish_ps",
             PyArray1::from_vec(py, times(flows.iter().map(|r| r.finish))),
         )?;
+        // Chained flows start when their predecessor finished, not at a time given up front.
+        d.set_item(
+            "start_ps",
+            PyArray1::from_vec(
+                py,
+                times(
+                    flows
+                        .iter()
+                        .map(|r| if r.waiting { NO_TIME } else { r.start }),
+                ),
+            ),
+        )?;
+        d.set_item("plane", PyArray1::from_vec(py, col(|r| r.plane as u64)))?;
         d.set_item(
             "sender_done_ps",
             PyArray1::from_vec(py, times(flows.iter().map(|r| r.sender_done))),

@@ -533,6 +533,7 @@ mod tests {
             2, 2, 1, 0,
         ];
         NetworkSpec {
+            planes: 1,
             n_switches: nr,
             host_switch: hosts_on.to_vec(),
             dist,
@@ -644,6 +645,7 @@ mod tests {
             dist[y as usize * 5 + x as usize] = 1;
         }
         NetworkSpec {
+            planes: 1,
             n_switches: 5,
             host_switch: vec![0, 1],
             host_gbps: vec![100.0; 2],

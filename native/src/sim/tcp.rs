@@ -46,11 +46,20 @@ struct TcpFlow {
     cum: u32,
 }
 
+/// Congestion avoidance's window growth when it depends on other flows' windows (MPTCP's
+/// coupled congestion control over subflows); slow start and window cuts stay per flow.
+pub trait CoupledIncrease: Send + Sync {
+    /// Packets the window of `flow` grows by for `acked` newly acknowledged packets;
+    /// `window(g)` is flow g's congestion window (packets) and smoothed RTT (0: no sample yet).
+    fn increase(&self, window: &dyn Fn(usize) -> (f64, Time), flow: usize, acked: u32) -> f64;
+}
+
 /// TCP's sources and receivers; with `dctcp`, windows also shrink with the fraction of ECN
 /// marks.
 pub struct Tcp {
     flows: Vec<TcpFlow>,
     dctcp: bool,
+    coupling: Option<Box<dyn CoupledIncrease>>,
 }
 
 impl Tcp {
@@ -58,6 +67,25 @@ impl Tcp {
         Tcp {
             flows: (0..n_flows).map(|_| TcpFlow::default()).collect(),
             dctcp,
+            coupling: None,
+        }
+    }
+
+    /// TCP whose congestion avoidance grows windows as `coupling` says (MPTCP subflows).
+    pub fn coupled(n_flows: usize, dctcp: bool, coupling: Box<dyn CoupledIncrease>) -> Self {
+        Tcp {
+            coupling: Some(coupling),
+            ..Tcp::new(n_flows, dctcp)
+        }
+    }
+
+    fn avoidance_increase(&self, f: usize, acked: u32) -> f64 {
+        match &self.coupling {
+            None => acked as f64 / self.flows[f].cwnd,
+            Some(c) => {
+                let window = |g: usize| (self.flows[g].cwnd, self.flows[g].srtt);
+                c.increase(&window, f, acked)
+            }
         }
     }
 
@@ -105,14 +133,15 @@ impl<H: Host> Transport<H> for Tcp {
 
     fn start(&mut self, host: &mut H, f: usize) {
         let n = host.n_packets(f);
-        let (iw, rto, now) = (
-            host.config().initial_window.max(1) as f64,
-            host.config().min_rto,
-            host.now(),
-        );
+        let cfg = host.config();
+        let (iw, rto, now) = (cfg.initial_window.max(1) as f64, cfg.min_rto, host.now());
+        let ssthresh = match cfg.initial_ssthresh {
+            0 => f64::MAX,
+            packets => packets as f64,
+        };
         let st = &mut self.flows[f];
         st.cwnd = iw;
-        st.ssthresh = f64::MAX;
+        st.ssthresh = ssthresh;
         st.rto = rto.max(INITIAL_RTO);
         st.last_progress = now;
         st.alpha = 1.0;
@@ -156,6 +185,9 @@ impl<H: Host> Transport<H> for Tcp {
                 0
             },
             layer,
+            // Back in the data's plane, the only one that connects the two NICs.
+            plane: p.plane,
+            subflow: p.subflow,
         };
         host.send(dst, ack);
     }
@@ -211,8 +243,10 @@ impl<H: Host> Transport<H> for Tcp {
             } else if st.cwnd < st.ssthresh {
                 st.cwnd += newly as f64;
             } else {
-                st.cwnd += newly as f64 / st.cwnd;
+                let grow = self.avoidance_increase(f, newly);
+                self.flows[f].cwnd += grow;
             }
+            let st = &mut self.flows[f];
             if st.snd_una >= st.window_end {
                 // Once per window of data: DCTCP's α update and cut, and for any marking
                 // transport the window's marked fraction as a congestion signal to FatPaths.

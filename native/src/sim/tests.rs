@@ -29,6 +29,7 @@ pub(super) fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64
         .flat_map(|(s, &n)| std::iter::repeat_n(s as u32, n))
         .collect();
     NetworkSpec {
+        planes: 1,
         n_switches: nr,
         host_gbps: vec![gbps; host_switch.len()],
         host_switch,
@@ -297,7 +298,7 @@ fn fatpaths_uses_several_layers() {
 }
 
 /// Two flows forced onto one minimal link of a ring, with a second layer around the other way.
-fn two_layer_ring() -> NetworkSpec {
+pub(super) fn two_layer_ring() -> NetworkSpec {
     let mut spec = fabric(
         6,
         &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0)],

@@ -10,6 +10,19 @@ use super::config::SimConfig;
 use super::layers::LayerSignal;
 use super::packet::{Packet, Time};
 
+/// Where a data packet goes when the transport, not the engine's load balancing, picks its
+/// path (MPTCP subflows), and the subflow it belongs to.
+#[derive(Clone, Copy, Debug)]
+pub struct SubflowPath {
+    pub plane: u8,
+    pub layer: u8,
+    /// Per-switch hashing input that selects among equal-cost next hops.
+    pub entropy: u32,
+    pub subflow: u8,
+    /// The packet's number within its subflow (carried in `Packet::aux`).
+    pub subflow_seq: u32,
+}
+
 /// What a transport may see and do: the hosts' side of the network.
 pub trait Host {
     fn now(&self) -> Time;
@@ -46,6 +59,12 @@ pub trait Host {
     fn set_timer(&mut self, at: Time, operand: u32);
     /// Serialisation time of `bytes` on `host`'s NIC.
     fn nic_serialisation(&self, host: u32, bytes: u32) -> Time;
+    /// Planes of the fabric: NICs per host.
+    fn planes(&self) -> u8;
+    /// The plane a single-path flow sends in (its control packets too).
+    fn plane(&self, flow: usize) -> u8;
+    /// Sends data packet `seq` of `flow` on `path` instead of the load balancing's choice.
+    fn send_subflow_data(&mut self, flow: usize, seq: u32, is_rtx: bool, path: SubflowPath);
 }
 
 /// A transport protocol: the per-flow state machines at sources and receivers.

@@ -1,0 +1,210 @@
+"""SC'15's saturation study: Slim Fly, MLFM and OFT under MIN, INR and UGAL-L.
+
+Kathareios et al. ("Cost-Effective Diameter-Two Topologies", SC'15, Section 4) measure the
+throughput each diameter-two topology accepts as the offered load grows, under uniform random
+and worst-case traffic, with minimal (MIN), indirect random (INR) and adaptive (UGAL-L) routing.
+This script reruns that study on the packet simulator at the paper's scale (about 3,000
+endpoints: Slim Fly q=13 with p=10, MLFM h=15, OFT k=12), prints the saturation throughput of
+each combination beside the closed forms, and plots accepted against offered load.
+
+    python benchmarks/sim_sc15_saturation.py [--loads 0.05,0.1,...] [--plot FILE] [--quick]
+
+Offered load: every host starts Poisson one-packet flows whose payload adds up to the given
+share of its link; accepted load is the payload delivered per host and second over the
+measured window (after a warm-up), as a share of the link. Saturation throughput is the
+largest accepted load of the sweep; the table also gives the median host's accepted load at
+that point. SC'15 simulated
+256-byte packets, flit by flit, on lossless credit-based links with 100 KB of buffer per
+port; here packets are 9,000 bytes (far fewer events), queues hold 100 KB, and the transport
+is NDP (trimming instead of credits); the README's reproduction section says what that
+changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, network_from_topology
+from fatpaths_cfg.sim.run import native_engine
+
+MTU = 9_000
+HEADER = 64
+# 100 KB of buffer per port, as in SC'15's switches.
+QUEUE_PACKETS = 11
+LINK_GBPS = 100.0
+# SC'15: 50 ns links plus 100 ns switch traversal, folded into the link latency.
+LINK_LATENCY_PS = 150_000
+# One packet per message: SC'15 draws a destination per packet, so each packet is a flow of
+# its own here (longer flows turn uniform traffic into receiver hot spots that outlast the
+# measured window).
+FLOW_BYTES = MTU
+DURATION_PS = 40_000_000
+WARMUP_PS = 20_000_000
+ROUTINGS = ("min", "inr", "ugal-l")
+PATTERNS = ("uniform", "worst-case")
+DEFAULT_LOADS = (0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class Topology:
+    label: str
+    kind: str
+    params: dict[str, int]
+    # Worst-case saturation under minimal routing (SC'15 Section 4.2).
+    worst_case_min: float
+    worst_case_formula: str
+
+
+TOPOLOGIES = (
+    Topology("Slim Fly q=13, p=10", "slimfly", {"q": 13, "p": 10}, 1 / 20, "1/(2p) = 1/20"),
+    Topology("MLFM h=15", "mlfm", {"h": 15}, 1 / 15, "1/h = 1/15"),
+    Topology("OFT k=12", "oft", {"k": 12}, 1 / 12, "1/k = 1/12"),
+)
+
+
+def closed_form(topo: Topology, pattern: str, routing: str) -> str:
+    """SC'15's analytical saturation point, where it gives one."""
+    if routing == "inr":
+        # Valiant routing makes every pattern uniform over twice the path length.
+        return "1/2"
+    if pattern == "worst-case" and routing == "min":
+        return topo.worst_case_formula
+    if pattern == "uniform" and routing == "min":
+        return "1"
+    return "-"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """Accepted load, as a share of the link rate: the mean over all hosts, and the median
+    host's, as offered load times the part of its offered load that got through (where most
+    hosts sit behind a bottleneck link, the median host is one of them)."""
+
+    mean: float
+    median_host: float
+
+
+def accepted_load(net: SimNetwork, pattern: str, routing: str, load: float, seed: int) -> Accepted:
+    """Payload delivered per source host over the measured window."""
+    rate = load * LINK_GBPS * 1e9 / 8 / FLOW_BYTES
+    workload = make_workload(
+        net, pattern, FLOW_BYTES, seed=seed, arrival_rate=rate, duration_ps=DURATION_PS
+    )
+    config = SimConfig(
+        transport="ndp",
+        load_balancing="spray",
+        routing=routing,
+        mtu=MTU,
+        header=HEADER,
+        queue_packets=QUEUE_PACKETS,
+        seed=seed,
+    )
+    engine = native_engine(net, workload, config)
+    engine.run_until(WARMUP_PS)
+    before = np.asarray(engine.flow_results()["delivered"], dtype=np.float64)
+    engine.run_until(DURATION_PS)
+    after = np.asarray(engine.flow_results()["delivered"], dtype=np.float64)
+    n = net.n_hosts
+    delivered = np.bincount(workload.src, weights=after - before, minlength=n)
+    window_s = (DURATION_PS - WARMUP_PS) / 1e12
+    mean = float(delivered.sum()) * 8 / window_s / (n * LINK_GBPS * 1e9)
+    # Per host, the share of what it offered in the window that got through: a ratio, so
+    # that hosts drawing fewer Poisson arrivals do not pass for bottlenecked ones.
+    in_window = workload.start_ps >= WARMUP_PS
+    offered = np.bincount(workload.src[in_window], weights=workload.size[in_window], minlength=n)
+    active = offered > 0
+    ratio = np.minimum(1.0, delivered[active] / offered[active])
+    return Accepted(mean, load * float(np.median(ratio)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loads", default=",".join(map(str, DEFAULT_LOADS)))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--plot", default="sc15_saturation.png", help="PNG to write")
+    args = parser.parse_args(argv)
+    loads = [float(x) for x in args.loads.split(",")]
+    started = time.perf_counter()
+    curves: dict[tuple[str, str, str], list[Accepted]] = {}
+    for topo in TOPOLOGIES:
+        net = network_from_topology(
+            topo.kind, topo.params, args.seed, link_gbps=LINK_GBPS, link_latency_ps=LINK_LATENCY_PS
+        )
+        print(f"{topo.label}: {net.n_switches} switches, {net.n_hosts} endpoints", flush=True)
+        for pattern in PATTERNS:
+            for routing in ROUTINGS:
+                accepted = [accepted_load(net, pattern, routing, x, args.seed) for x in loads]
+                curves[(topo.label, pattern, routing)] = accepted
+                print(
+                    f"  {pattern:>10} {routing:>6}: "
+                    + " ".join(f"{a.mean:.3f}" for a in accepted)
+                    + f"  ({time.perf_counter() - started:.0f} s)",
+                    flush=True,
+                )
+    print_table(curves)
+    plot(curves, loads, args.plot)
+    print(f"plot: {args.plot}; {time.perf_counter() - started:.0f} s in all")
+    return 0
+
+
+def print_table(curves: dict[tuple[str, str, str], list[Accepted]]) -> None:
+    """Saturation throughput: the largest mean accepted load of the sweep, with the median
+    host's at that load beside it."""
+    print()
+    print("| topology | traffic | routing | saturation, all hosts | median host | closed form |")
+    print("|---|---|---|---:|---:|---|")
+    by_label = {t.label: t for t in TOPOLOGIES}
+    for (label, pattern, routing), accepted in curves.items():
+        form = closed_form(by_label[label], pattern, routing)
+        best = max(accepted, key=lambda a: a.mean)
+        print(
+            f"| {label} | {pattern} | {routing.upper()} | {best.mean:.3f} "
+            f"| {best.median_host:.3f} | {form} |"
+        )
+
+
+def plot(curves: dict[tuple[str, str, str], list[Accepted]], loads: list[float], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
+    colours = {t.label: c for t, c in zip(TOPOLOGIES, ("C0", "C1", "C2"), strict=True)}
+    styles = {"min": "-", "inr": "--", "ugal-l": ":"}
+    for ax, pattern in zip(axes, PATTERNS, strict=True):
+        for (label, pat, routing), accepted in curves.items():
+            if pat == pattern:
+                ax.plot(
+                    loads,
+                    [a.mean for a in accepted],
+                    styles[routing],
+                    color=colours[label],
+                    marker="o",
+                    markersize=3,
+                    label=f"{label}, {routing.upper()}",
+                )
+        ax.plot(loads, loads, color="grey", linewidth=0.5)
+        ax.set_title(f"{pattern} traffic")
+        ax.set_xlabel("offered load (share of injection bandwidth)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("accepted load")
+    axes[1].legend(fontsize=7)
+    fig.suptitle(
+        "SC'15 saturation study on the packet simulator: "
+        + ", ".join(t.label for t in TOPOLOGIES)
+        + "\nNDP, 100 Gb/s, 9,000 B packets, 100 KB queues, one-packet Poisson messages, "
+        f"{(DURATION_PS - WARMUP_PS) / 1e6:.0f} us measured after {WARMUP_PS / 1e6:.0f} us warm-up"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

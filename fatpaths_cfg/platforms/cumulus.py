@@ -1,0 +1,30 @@
+"""`cumulus`: Cumulus Linux with ifupdown2 and FRR (/etc/network/interfaces, /etc/frr/frr.conf)."""
+
+from __future__ import annotations
+
+from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
+
+RENDER = "fatpaths_cfg.render.cumulus"
+
+PLATFORM = Platform(
+    name="cumulus",
+    summary="Cumulus Linux: ifupdown2 interfaces and FRR static routes",
+    files=(
+        SwitchFile(
+            "{switch}/frr.conf",
+            "fatpaths_cfg.verify.readers:read_frr_routes",
+            builder=f"{RENDER}:frr_conf",
+        ),
+        SwitchFile(
+            "{switch}/interfaces",
+            "fatpaths_cfg.verify.vendor_readers:read_cumulus_interfaces",
+            builder=f"{RENDER}:interfaces",
+        ),
+    ),
+    encodings=("prefix",),
+    # Spectrum-class switches (the Cumulus hardware line): the smallest LPM table among them.
+    limits=Limits(routes=65_536, vlans=4094, static_macs=0),
+    # Batfish reads Cumulus as one concatenated file (`CUMULUS_CONCATENATED`).
+    snapshot=Snapshot(folder="configs", builder=f"{RENDER}:snapshot"),
+    port_names="fatpaths_cfg.render.native_ports:CUMULUS_PORTS",
+)

@@ -1,0 +1,52 @@
+"""`frr`: a Linux switch running FRR (what the lab runs): iproute2 interfaces, FRR routes."""
+
+from __future__ import annotations
+
+from fatpaths_cfg.platforms.descriptor import (
+    CLAB_ROOT,
+    READERS,
+    ClabNode,
+    Deploy,
+    Limits,
+    NetnsNode,
+    Platform,
+    Snapshot,
+    SwitchFile,
+)
+
+PLATFORM = Platform(
+    name="frr",
+    summary="Linux switch with FRR: iproute2 interfaces, FRR static routes",
+    files=(
+        SwitchFile("{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2"),
+        SwitchFile(
+            "{switch}/interfaces.sh",
+            f"{READERS}:read_iproute2_addresses",
+            template="interfaces.sh.j2",
+        ),
+    ),
+    encodings=("prefix",),
+    # The kernel FIB has no fixed size; this bounds what zebra installs in reasonable time.
+    limits=Limits(routes=1_000_000, vlans=4094, static_macs=0),
+    kernel=True,
+    # Batfish reads no iproute2 scripts: the switch is a SONiC device with the same addresses,
+    # and its frr.conf is already valid SONiC FRR config.
+    snapshot=Snapshot(folder=None, model="sonic", shared=("{switch}/frr.conf",)),
+    clab=ClabNode(
+        kind="linux",
+        image="frr",
+        ifname="fatpaths_cfg.platforms.descriptor:kernel_port_name",
+        binds=(
+            ("{switch}/frr.conf", "/etc/frr/frr.conf"),
+            ("{switch}/interfaces.sh", f"{CLAB_ROOT}/interfaces.sh:ro"),
+        ),
+        exec=(f"sh {CLAB_ROOT}/interfaces.sh",),
+    ),
+    netns=NetnsNode(script="{switch}/interfaces.sh", frr_conf="{switch}/frr.conf"),
+    deploy=Deploy(
+        candidate="{switch}",
+        driver="fatpaths_cfg.deploy.frr_driver:FrrDriver",
+        ssh=True,
+        routes="fatpaths_cfg.deploy.state:frr_candidate_routes",
+    ),
+)

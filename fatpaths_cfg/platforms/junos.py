@@ -1,0 +1,22 @@
+"""`junos`: Juniper Junos (QFX-style switching) as `load set` commands, one file per switch."""
+
+from __future__ import annotations
+
+from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
+
+PLATFORM = Platform(
+    name="junos",
+    summary="Juniper Junos `load set` commands",
+    files=(
+        SwitchFile(
+            "{switch}.set",
+            "fatpaths_cfg.verify.vendor_readers:read_junos_set",
+            builder="fatpaths_cfg.render.junos:set_commands",
+        ),
+    ),
+    encodings=("prefix",),
+    # A QFX5120-class switch's LPM table in its default profile.
+    limits=Limits(routes=131_072, vlans=4094, static_macs=0),
+    snapshot=Snapshot(folder="configs"),
+    port_names="fatpaths_cfg.render.native_ports:JUNOS_PORTS",
+)

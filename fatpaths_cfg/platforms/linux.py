@@ -1,0 +1,39 @@
+"""`linux`: a plain Linux box as a switch, one iproute2 script with addresses and routes."""
+
+from __future__ import annotations
+
+from fatpaths_cfg.platforms.descriptor import (
+    CLAB_ROOT,
+    READERS,
+    ClabNode,
+    Deploy,
+    Limits,
+    NetnsNode,
+    Platform,
+    Snapshot,
+    SwitchFile,
+)
+
+PLATFORM = Platform(
+    name="linux",
+    summary="plain Linux switch: one iproute2 script with addresses and routes",
+    files=(SwitchFile("{switch}.sh", f"{READERS}:read_iproute2", template="switch.sh.j2"),),
+    encodings=("prefix",),
+    limits=Limits(routes=1_000_000, vlans=4094, static_macs=0),
+    kernel=True,
+    snapshot=Snapshot(folder=None, model="sonic"),
+    clab=ClabNode(
+        kind="linux",
+        image="host",
+        ifname="fatpaths_cfg.platforms.descriptor:kernel_port_name",
+        binds=(("{switch}.sh", f"{CLAB_ROOT}/switch.sh:ro"),),
+        exec=(f"sh {CLAB_ROOT}/switch.sh",),
+    ),
+    netns=NetnsNode(script="{switch}.sh"),
+    deploy=Deploy(
+        candidate="{switch}.sh",
+        driver="fatpaths_cfg.deploy.linux_driver:LinuxDriver",
+        ssh=True,
+        routes="fatpaths_cfg.deploy.state:script_candidate_routes",
+    ),
+)

@@ -1,0 +1,23 @@
+"""`nxos`: Cisco NX-OS running-config (Nexus 9000), one file per switch."""
+
+from __future__ import annotations
+
+from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
+
+PLATFORM = Platform(
+    name="nxos",
+    summary="Cisco NX-OS running-config",
+    files=(
+        SwitchFile(
+            "{switch}.cfg",
+            "fatpaths_cfg.verify.vendor_readers:read_nxos",
+            builder="fatpaths_cfg.render.nxos:running_config",
+        ),
+    ),
+    encodings=("prefix",),
+    # A Nexus 9300-EX/FX-class switch's IPv4 LPM table in the default routing template;
+    # NX-OS reserves VLANs 3968-4094.
+    limits=Limits(routes=131_072, vlans=3967, static_macs=0),
+    snapshot=Snapshot(folder="configs"),
+    port_names="fatpaths_cfg.render.native_ports:NXOS_PORTS",
+)

@@ -1,0 +1,55 @@
+"""`sonic`: a SONiC device directory (config_db.json + frr.conf), as Batfish reads it.
+
+config_db.json is structured data, built in `render.sonic` and dumped with json; only frr.conf
+goes through a template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fatpaths_cfg.platforms.descriptor import (
+    READERS,
+    ClabNode,
+    Deploy,
+    Limits,
+    Platform,
+    Snapshot,
+    SwitchFile,
+)
+
+
+def clab_ifname(ports: Sequence[str], port: str) -> str:
+    """sonic-vs maps eth<i> to the i-th front-panel port in order."""
+    return f"eth{ports.index(port) + 1}"
+
+
+PLATFORM = Platform(
+    name="sonic",
+    summary="SONiC device directory: config_db.json and frr.conf",
+    files=(
+        SwitchFile("{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2"),
+        SwitchFile(
+            "{switch}/config_db.json",
+            f"{READERS}:read_config_db",
+            builder="fatpaths_cfg.render.sonic:config_db_json",
+        ),
+    ),
+    encodings=("prefix",),
+    # The low end of common SONiC ASICs' LPM tables (Trident2/Tomahawk class).
+    limits=Limits(routes=65_536, vlans=4094, static_macs=0),
+    snapshot=Snapshot(folder="sonic_configs"),
+    clab=ClabNode(
+        kind="sonic-vs",
+        image="sonic",
+        ifname="fatpaths_cfg.platforms.sonic:clab_ifname",
+        default_image="docker-sonic-vs:latest",
+        binds=(
+            ("{switch}/config_db.json", "/etc/sonic/config_db.json"),
+            ("{switch}/frr.conf", "/etc/sonic/frr/frr.conf"),
+        ),
+    ),
+    deploy=Deploy(
+        candidate="{switch}/config_db.json", driver="sonic", hint="pip install napalm-sonic"
+    ),
+)

@@ -1,0 +1,162 @@
+"""Readers for the cumulus, junos and nxos files (templates/cumulus, junos, nxos).
+
+As in readers.py, every statement fatpaths renders is either read or known to carry nothing
+the forwarding check needs; any other line is reported as unparsed. Interface names are the
+vendor's (`swp7`, `et-0/0/7`, `Ethernet1/7`) and go back to inventory ports through the
+reader's name map.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.verify.readers import SwitchReader
+
+LOOPBACK = "lo"
+
+# ifupdown2 stanza properties fatpaths renders besides addresses.
+_CUMULUS_INERT = (
+    "auto ",
+    "alias ",
+    "mtu ",
+    "bridge-access ",
+    "bridge-vlan-aware ",
+    "bridge-ports ",
+    "bridge-vids ",
+    "vlan-id ",
+    "vlan-raw-device ",
+)
+_JUNOS_INERT = (
+    "set system host-name ",
+    "set vlans ",
+)
+# Per-interface Junos statements that carry nothing to check (after `set interfaces IF`).
+_JUNOS_INTERFACE_INERT = ("description ", "unit 0 family ethernet-switching ")
+_NXOS_INERT = (
+    "version ",
+    "hostname ",
+    "feature ",
+    "no system default switchport",
+    "vlan ",
+    "name ",
+    "description ",
+    "no shutdown",
+    "mtu ",
+    "switchport",
+    "no switchport",
+)
+_NXOS_LOOPBACK = "loopback0"
+_JUNOS_LOOPBACK = "lo0"
+
+
+def read_cumulus_interfaces(reader: SwitchReader, relative: str) -> None:
+    """/etc/network/interfaces: `iface NAME` opens a stanza, `address A` inside it."""
+    path = reader.open(relative)
+    reader.parsed.address_file[reader.name] = reader.file
+    interface = ""
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = raw.strip()
+            if not text or text[0] == "#":
+                continue
+            if text.startswith("iface "):
+                interface = text.split()[1]
+                continue
+            parts = text.split()
+            if parts[0] == "address" and len(parts) == 2 and interface:
+                reader.address(interface, parts[1], number)
+                continue
+            if text.startswith(_CUMULUS_INERT):
+                continue
+            reader.unparsed(number, text)
+
+
+def read_junos_set(reader: SwitchReader, relative: str) -> None:
+    """`load set` commands: static routes, and interface addresses by family."""
+    path = reader.open(relative)
+    reader.parsed.switch_file[reader.name] = reader.file
+    reader.parsed.address_file[reader.name] = reader.file
+    prefixes: list[str] = []
+    hops: list[str] = []
+    lines: list[int] = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = raw.strip()
+        parts = text.split()
+        if text.startswith("set routing-options "):
+            # `set routing-options [rib inet6.0] static route P next-hop H`
+            words = parts[4:] if parts[2:4] == ["rib", "inet6.0"] else parts[2:]
+            if len(words) == 5 and words[:2] == ["static", "route"] and words[3] == "next-hop":
+                prefixes.append(words[2])
+                hops.append(words[4])
+                lines.append(number)
+                continue
+        elif text.startswith("set interfaces ") and len(parts) > 3:
+            rest = parts[3:]
+            if _junos_address(reader, parts[2], rest, number):
+                continue
+            if _junos_inert(rest):
+                continue
+        elif not text or text[0] == "#" or text.startswith(_JUNOS_INERT):
+            continue
+        reader.unparsed(number, text)
+    reader.routes(prefixes, hops, lines)
+
+
+def _junos_address(reader: SwitchReader, interface: str, rest: list[str], line: int) -> bool:
+    """`unit U family inet|inet6 address A`: lo0 is the loopback, irb.U a host gateway."""
+    if not (len(rest) == 6 and rest[0] == "unit" and rest[2] == "family"):
+        return False
+    if rest[3] not in ("inet", "inet6") or rest[4] != "address":
+        return False
+    if interface == _JUNOS_LOOPBACK:
+        port = LOOPBACK
+    elif interface == "irb":
+        port = f"irb.{rest[1]}"
+    else:
+        port = interface
+    reader.address(port, rest[5], line)
+    return True
+
+
+def _junos_inert(rest: list[str]) -> bool:
+    """Descriptions (of the port or a unit), family MTUs, host ports' switching statements."""
+    if " ".join(rest).startswith(_JUNOS_INTERFACE_INERT):
+        return True
+    unit = len(rest) > 2 and rest[0] == "unit"
+    return unit and (rest[2] == "description" or (len(rest) == 6 and rest[4] == "mtu"))
+
+
+def read_nxos(reader: SwitchReader, relative: str) -> None:
+    """NX-OS running-config: global `ip route`s, and addresses of the interface whose indented
+    block they sit in (a line at column 0 closes the block)."""
+    path = reader.open(relative)
+    reader.parsed.switch_file[reader.name] = reader.file
+    prefixes: list[str] = []
+    hops: list[str] = []
+    lines: list[int] = []
+    interface = ""
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = raw.strip()
+        if raw[:1] not in (" ", "\t"):
+            interface = ""
+        if text.startswith(("ip route ", "ipv6 route ")) and not interface:
+            parts = text.split()
+            if len(parts) == 4:
+                prefixes.append(parts[2])
+                hops.append(parts[3])
+                lines.append(number)
+                continue
+        elif text.startswith("interface ") and raw[0] == "i":
+            interface = text.split(None, 1)[1]
+            continue
+        elif text.startswith(("ip address ", "ipv6 address ")) and interface:
+            parts = text.split()
+            if len(parts) == 3 or parts[3:] == ["secondary"]:
+                port = LOOPBACK if interface == _NXOS_LOOPBACK else interface
+                reader.address(port, parts[2], number)
+                continue
+        elif not text or text[0] == "!" or text.startswith(_NXOS_INERT):
+            continue
+        reader.unparsed(number, text)
+    reader.routes(prefixes, hops, lines)

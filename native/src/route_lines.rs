@@ -1,0 +1,215 @@
+//! Static routes read back out of rendered FRR configs (`ip route PREFIX NEXTHOP`, `ipv6 route
+//! PREFIX NEXTHOP`), for `verify`. A Slim Fly q=19 renders 4.7 M such lines over 722 files; the
+//! reader returns them as columns of ids into two name tables, because prefixes and next hops
+//! repeat (a few thousand distinct of each) and one Python string per route costs gigabytes.
+//!
+//! It reads exactly what the Python reader reads (`verify/readers.py`): lines split on `\n`,
+//! stripped, a route when the stripped text starts with one of the two statements and has four
+//! words. Files whose bytes could make Python's `splitlines`, `strip` or `split` disagree with
+//! that (anything outside ASCII, form feeds, separators, a lone carriage return) are handed back
+//! unread, for the Python reader.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+/// Everything read from a set of files, in file order, then line order.
+#[derive(Debug, Default, PartialEq)]
+pub struct RouteLines {
+    pub prefix_names: Vec<String>,
+    pub hop_names: Vec<String>,
+    /// One entry per route: position of its file in the input list, line (1-based), ids.
+    pub file: Vec<u32>,
+    pub line: Vec<u32>,
+    pub prefix: Vec<u32>,
+    pub hop: Vec<u32>,
+    /// Non-empty lines that are not routes and not `!` comments: (file, line, stripped text).
+    pub other: Vec<(u32, u32, String)>,
+    /// Files left to the Python reader.
+    pub unread: Vec<u32>,
+}
+
+struct FileLines<'a> {
+    routes: Vec<(u32, &'a [u8], &'a [u8])>,
+    other: Vec<(u32, &'a [u8])>,
+}
+
+/// True when splitting on `\n` and trimming spaces, tabs and carriage returns gives what
+/// Python's str methods give.
+fn plain(text: &[u8]) -> bool {
+    text.iter().enumerate().all(|(i, &b)| match b {
+        0x0b | 0x0c | 0x1c..=0x1f => false,
+        b'\r' => text.get(i + 1) == Some(&b'\n'),
+        _ => b < 0x80,
+    })
+}
+
+fn is_blank(b: &u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
+fn strip(line: &[u8]) -> &[u8] {
+    let start = line.iter().position(|b| !is_blank(b)).unwrap_or(line.len());
+    let end = line
+        .iter()
+        .rposition(|b| !is_blank(b))
+        .map_or(start, |e| e + 1);
+    &line[start..end.max(start)]
+}
+
+fn route_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
+    if !(text.starts_with(b"ip route ") || text.starts_with(b"ipv6 route ")) {
+        return None;
+    }
+    let mut words = text.split(is_blank).filter(|w| !w.is_empty());
+    let (_, _, prefix, hop) = (words.next()?, words.next()?, words.next()?, words.next()?);
+    words.next().is_none().then_some((prefix, hop))
+}
+
+fn read_lines(text: &[u8]) -> FileLines<'_> {
+    let mut lines = FileLines {
+        routes: Vec::new(),
+        other: Vec::new(),
+    };
+    for (index, raw) in text.split(|&b| b == b'\n').enumerate() {
+        let number = index as u32 + 1;
+        let stripped = strip(raw);
+        if let Some((prefix, hop)) = route_words(stripped) {
+            lines.routes.push((number, prefix, hop));
+        } else if !stripped.is_empty() && stripped[0] != b'!' {
+            lines.other.push((number, stripped));
+        }
+    }
+    lines
+}
+
+fn intern<'a>(ids: &mut HashMap<&'a [u8], u32>, names: &mut Vec<String>, word: &'a [u8]) -> u32 {
+    *ids.entry(word).or_insert_with(|| {
+        names.push(String::from_utf8_lossy(word).into_owned());
+        names.len() as u32 - 1
+    })
+}
+
+/// Route lines of every text (one per file), parsed in parallel and numbered in input order.
+pub fn read_route_lines(texts: &[Vec<u8>]) -> RouteLines {
+    let parsed: Vec<Option<FileLines<'_>>> = texts
+        .par_iter()
+        .map(|text| plain(text).then(|| read_lines(text)))
+        .collect();
+    let mut out = RouteLines::default();
+    let mut prefix_ids = HashMap::new();
+    let mut hop_ids = HashMap::new();
+    for (file, lines) in parsed.iter().enumerate() {
+        let file = file as u32;
+        let Some(lines) = lines else {
+            out.unread.push(file);
+            continue;
+        };
+        for &(line, prefix, hop) in &lines.routes {
+            out.file.push(file);
+            out.line.push(line);
+            out.prefix
+                .push(intern(&mut prefix_ids, &mut out.prefix_names, prefix));
+            out.hop.push(intern(&mut hop_ids, &mut out.hop_names, hop));
+        }
+        for &(line, text) in &lines.other {
+            out.other
+                .push((file, line, String::from_utf8_lossy(text).into_owned()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_interned_and_other_lines_kept() {
+        let texts = vec![
+            b"hostname s0\n!\nip route 10.0.1.0/24 10.1.0.1\n  ipv6 route fd00::/64 fd01::1\r\n"
+                .to_vec(),
+            b"ip route 10.0.1.0/24 10.1.0.3\nip route 10.0.1.0/24\nbogus\n".to_vec(),
+        ];
+        let read = read_route_lines(&texts);
+        assert_eq!(read.prefix_names, ["10.0.1.0/24", "fd00::/64"]);
+        assert_eq!(read.hop_names, ["10.1.0.1", "fd01::1", "10.1.0.3"]);
+        assert_eq!(read.file, [0, 0, 1]);
+        assert_eq!(read.line, [3, 4, 1]);
+        assert_eq!(read.prefix, [0, 1, 0]);
+        assert_eq!(read.hop, [0, 1, 2]);
+        assert_eq!(
+            read.other,
+            [
+                (0, 1, "hostname s0".to_string()),
+                (1, 2, "ip route 10.0.1.0/24".to_string()),
+                (1, 3, "bogus".to_string()),
+            ]
+        );
+        assert!(read.unread.is_empty());
+    }
+
+    #[test]
+    fn text_python_would_split_differently_is_left_unread() {
+        let texts = vec![
+            b"ip route a b\x0c\n".to_vec(),
+            b"ip route a b\rip route c d\n".to_vec(),
+            "ip route a \u{e9}\n".as_bytes().to_vec(),
+            b"ip route a b\n".to_vec(),
+        ];
+        let read = read_route_lines(&texts);
+        assert_eq!(read.unread, [0, 1, 2]);
+        assert_eq!(read.file, [3]);
+    }
+
+    #[test]
+    fn a_statement_needs_its_trailing_space_and_four_words() {
+        let texts = vec![b"ip route\tx y\nip  route x y\nipv6 route x y z\n".to_vec()];
+        let read = read_route_lines(&texts);
+        assert!(read.file.is_empty());
+        assert_eq!(read.other.len(), 3);
+    }
+}
+
+pub mod python {
+    use numpy::{IntoPyArray, PyArray1};
+    use pyo3::prelude::*;
+
+    type Read<'py> = (
+        Vec<String>,
+        Vec<String>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<u32>>,
+        Vec<(u32, u32, String)>,
+        Vec<u32>,
+    );
+
+    /// Route lines of the files at `paths` (FRR `ip route` / `ipv6 route`), as
+    /// `(prefix_names, hop_names, file, line, prefix, hop, other, unread)`: per route the
+    /// position of its file in `paths`, its line and ids into the two name tables; `other`
+    /// holds every other non-empty, non-`!` line as (file, line, stripped text), and `unread`
+    /// the files to be read by Python instead (text Python would split differently).
+    #[pyfunction]
+    pub fn read_route_lines<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Read<'py>> {
+        let read = py.detach(|| -> std::io::Result<super::RouteLines> {
+            use rayon::prelude::*;
+            let texts = paths
+                .par_iter()
+                .map(std::fs::read)
+                .collect::<std::io::Result<Vec<_>>>()?;
+            Ok(super::read_route_lines(&texts))
+        })?;
+        Ok((
+            read.prefix_names,
+            read.hop_names,
+            read.file.into_pyarray(py),
+            read.line.into_pyarray(py),
+            read.prefix.into_pyarray(py),
+            read.hop.into_pyarray(py),
+            read.other,
+            read.unread,
+        ))
+    }
+}
