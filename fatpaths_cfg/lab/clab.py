@@ -18,9 +18,9 @@ from fatpaths_cfg.block_yaml import dump_block_yaml
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Switch
-from fatpaths_cfg.lab.names import HOST_UPLINK
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.platforms.descriptor import CLAB_ROOT, ClabNode
+from fatpaths_cfg.render.hosts import plane_device
 
 # Built locally from Debian packages by `fatpaths lab image` (no registry needed): the frr
 # switch image, and the host image that also runs `linux` switches.
@@ -125,15 +125,17 @@ def build_clab(fabric: Fabric, images: ClabImages, source: str = "fabric.json") 
         }
         for k in fabric.links
     ]
+    # One cable per plane: a host's plane-p uplink is its eth<p> (eth0 with one plane).
     links += [
         {
             "endpoints": [
-                f"{fabric.switches[h.switch].name}:"
-                f"{clab_ifname(fabric.switches[h.switch], h.port)}",
-                f"{h.name}:{HOST_UPLINK}",
+                f"{fabric.switches[u.switch].name}:"
+                f"{clab_ifname(fabric.switches[u.switch], u.port)}",
+                f"{h.name}:{plane_device(u.plane)}",
             ]
         }
         for h in fabric.hosts
+        for u in h.uplinks
     ]
     return {
         "name": re.sub(r"[^a-zA-Z0-9-._]", "-", f"fatpaths-{fabric.name}"),

@@ -60,13 +60,40 @@ def lab_test(
         raise typer.Exit(1)
 
 
+def _one_target(link: str | None, plane: int | None) -> None:
+    from fatpaths_cfg.errors import UserErrors
+
+    if (link is None) == (plane is None):
+        raise UserErrors.single(
+            "fatpaths lab fail",
+            "",
+            "give either a LINK or --plane P",
+            "e.g. `fatpaths lab fail OUT 3` or `fatpaths lab fail OUT --plane 1`",
+        )
+
+
 def lab_fail(
     out: Path = OUT_ARG,
-    link: str = typer.Argument(..., help="Link index, SWITCH:PORT of either end, or SW-SW."),
+    link: str | None = typer.Argument(
+        None, help="Link index, SWITCH:PORT of either end, or SW-SW."
+    ),
+    plane: int | None = typer.Option(
+        None, "--plane", help="Instead of one link, every link of this plane (0-based)."
+    ),
 ) -> None:
-    """Set a link down (both ends)."""
-    from fatpaths_cfg.lab.lifecycle import fail
+    """Set a link down (both ends), or every link of a plane."""
+    from fatpaths_cfg.lab.lifecycle import fail, fail_plane
 
+    run_or_exit(lambda: _one_target(link, plane))
+    if plane is not None:
+        failed = run_or_exit(lambda: fail_plane(out, plane))
+        console.print(
+            f"plane {plane}: {len(failed)} links down; run `fatpaths lab test {out}` to see "
+            "what broke",
+            markup=False,
+        )
+        return
+    assert link is not None
     ends = run_or_exit(lambda: fail(out, link))
     console.print(f"{ends} is down; run `fatpaths lab test {out}` to see what broke", markup=False)
 
@@ -151,11 +178,16 @@ def lab_image(
 def lab_mptcp(
     out: Path = OUT_ARG,
     seconds: float = typer.Option(6.0, help="Transfer duration."),
+    plane: int | None = typer.Option(
+        None, "--plane", help="Fail this whole plane mid-transfer (default on a multi-plane "
+        "fabric: the last plane)."
+    ),
 ) -> None:
-    """One MPTCP connection with a subflow per layer; fail a single-layer link mid-transfer."""
+    """One MPTCP connection with a subflow per layer (and plane); fail a single-layer link,
+    or on a multi-plane fabric a whole plane, mid-transfer."""
     from fatpaths_cfg.lab.mptcp import print_demo, run_demo
 
-    result = run_or_exit(lambda: run_demo(out, seconds))
+    result = run_or_exit(lambda: run_demo(out, seconds, plane))
     print_demo(console, result)
     if not result.ok:
         raise typer.Exit(1)
@@ -165,7 +197,7 @@ def add_commands(app: typer.Typer) -> None:
     lab = typer.Typer(help="Run a compiled fabric in network namespaces.", no_args_is_help=True)
     lab.command("up", short_help="Run the fabric in namespaces with FRR.")(lab_up)
     lab.command("test", short_help="Ping every switch pair on every layer.")(lab_test)
-    lab.command("fail", short_help="Set a link down (both ends).")(lab_fail)
+    lab.command("fail", short_help="Set a link (or a plane) down.")(lab_fail)
     lab.command("repair", short_help="Bring failed links back up.")(lab_repair)
     lab.command("down", short_help="Remove exactly what `lab up` created.")(lab_down)
     lab.command("clab", short_help="Write a containerlab topology.")(lab_clab)

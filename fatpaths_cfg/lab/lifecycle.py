@@ -34,9 +34,13 @@ _SWITCH_PRELUDE = (
     "sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_burst=10000 "
     "net.ipv4.icmp_msgs_per_sec=100000; "
 )
+# Hosts too: the per-peer limit (icmp_ratelimit) lets a host answer only a few traceroute probes
+# from one source address per second, and `lab test` traces one host pair several times in a
+# few seconds when every switch has one host (each plane's and the low-latency traces).
 _HOST_PRELUDE = (
     "ip link set lo up; "
-    "sysctl -qw net.ipv4.icmp_msgs_burst=10000 net.ipv4.icmp_msgs_per_sec=100000; "
+    "sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_burst=10000 "
+    "net.ipv4.icmp_msgs_per_sec=100000; "
 )
 
 
@@ -51,8 +55,8 @@ def _raise_neighbour_limits(plan: LabPlan, state: LabState) -> None:
     """The ARP/ND tables are shared by all namespaces (default hard limit 1024 entries): a
     q=5 Slim Fly needs ~1,750, and an overflowing table silently drops first packets. Only
     ever raised, and the previous values are recorded so `down` puts them back."""
-    layers = len(plan.layer_ids)
-    needed = 2 * (2 * len(plan.links) + len(plan.hosts) * (layers + 1)) + 1024
+    addresses = len(plan.layer_ids) * plan.planes  # per host: one per (plane, layer)
+    needed = 2 * (2 * len(plan.links) + len(plan.hosts) * (addresses + 1)) + 1024
     for family in ("ipv4", "ipv6"):
         hard = Path(str(_NEIGH).format(family=family, n=3))
         soft = Path(str(_NEIGH).format(family=family, n=2))
@@ -211,7 +215,8 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
     clab_engine.attach_namespaces(plan, topo_name)
     host_ports: dict[int, list[str]] = {}
     for host in plan.hosts:
-        host_ports.setdefault(host.switch, []).append(host.switch_ifname)
+        for port in host.ports:
+            host_ports.setdefault(port.switch, []).append(port.switch_ifname)
 
     def prelude(node: SwitchNode) -> None:
         # Proxy ARP answers hosts after `proxy_delay` (up to 0.8 s) unless told not to wait.
@@ -367,6 +372,24 @@ def fail(out: Path, spec: str) -> LinkEnds:
         state.failed_links.append(index)
     state.save(plan.state_file)
     return link_ends(plan, index)
+
+
+def fail_plane(out: Path, plane: int) -> list[LinkEnds]:
+    """Set every switch-to-switch link of a plane down: the plane is gone for every host pair
+    on different switches, while the other planes are untouched."""
+    plan, state = load_up(out)
+    if not 0 <= plane < plan.planes:
+        raise UserErrors.single(
+            "--plane",
+            "",
+            f"no plane {plane} in fabric {plan.name}",
+            f"its planes are 0..{plan.planes - 1}",
+        )
+    links = plan.plane_links(plane)
+    parallel(lambda i: _set_link(plan.link_pair(i), "down"), links)
+    state.failed_links += [i for i in links if i not in state.failed_links]
+    state.save(plan.state_file)
+    return [link_ends(plan, i) for i in links]
 
 
 def repair(out: Path, spec: str | None) -> list[LinkEnds]:

@@ -6,6 +6,10 @@ l. The demo then fails a link that only one layer's subflow uses and checks the 
 on over the others. It changes the two hosts' MPTCP endpoints and limits for the transfer and
 puts back what they were (their host plans' settings), and repairs the link afterwards. The
 raw `ss` views of the subflows go to OUT/lab/mptcp-ss.txt; the command prints a summary.
+
+Parallel dataplanes: the subflows spread over every plane and layer, and the demo fails a whole
+plane (every link of it) instead of one link; the transfer must go on over the other planes,
+and the failed plane's subflows must carry nothing more.
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ from pathlib import Path
 from rich.console import Console
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.lab.lifecycle import LinkEnds, fail, link_ends, load_up, repair
+from fatpaths_cfg.lab.lifecycle import LinkEnds, fail, fail_plane, link_ends, load_up, repair
 from fatpaths_cfg.lab.netns import in_netns, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 from fatpaths_cfg.lab.probe import PathModel
 
 PORT = 5201
+# The in-kernel path manager's cap on both limits.
+MPTCP_MAX_LIMIT = 8
+_MPTCP_SUBFLOWS = re.compile(r"\bsubflows:(\d+)")
 SS_FILE = "mptcp-ss.txt"
 # `ss -tniH state established`: "RECVQ SENDQ LOCAL:PORT PEER:PORT", then an indented info line.
 _SUBFLOW = re.compile(r"^\d+\s+\d+\s+(\S+):\d+\s+(\S+):(\d+)\s*\n[^\n]*?bytes_acked:(\d+)", re.M)
@@ -72,7 +79,8 @@ class MptcpDemo:
     failed_link: int
     failed_layer: int
     failed_ends: LinkEnds | None = None
-    # Layer -> bytes acked on the subflow to that layer's server address (ss -ti).
+    # Layer -> bytes acked on the subflow to that layer's server address (ss -ti); with
+    # parallel planes the key is plane * layers + layer (see `path_of`).
     acked_before: dict[int, int] = field(default_factory=dict)
     acked_at_failure: dict[int, int] = field(default_factory=dict)
     acked_after: dict[int, int] = field(default_factory=dict)
@@ -81,19 +89,49 @@ class MptcpDemo:
     ss_output: str = ""
     ss_file: Path | None = None
     restored_hosts: list[str] = field(default_factory=list)
+    # Parallel dataplanes: the plane failed instead of one link, and each layer's plane.
+    failed_plane: int | None = None
+    path_of: dict[int, tuple[int, int]] = field(default_factory=dict)  # key -> (plane, layer)
+    # Extra subflows of the MPTCP connection, as `ss -M` counts them, before and after.
+    subflows_before: int | None = None
+    subflows_after: int | None = None
 
     @property
     def layers_used(self) -> list[int]:
         return sorted(layer for layer, acked in self.acked_before.items() if acked > 0)
 
+    @property
+    def planes_used(self) -> list[int]:
+        return sorted({self.plane_of(key) for key in self.layers_used})
+
+    def plane_of(self, key: int) -> int:
+        return self.path_of.get(key, (0, key))[0]
+
     def growth_after_failure(self, layer: int) -> int:
         return self.acked_after.get(layer, 0) - self.acked_at_failure.get(layer, 0)
+
+    def plane_growth(self, failed: bool) -> int:
+        """Bytes acked after the failure on the failed plane's subflows (or the others')."""
+        return sum(
+            self.growth_after_failure(layer)
+            for layer in self.acked_after
+            if (self.plane_of(layer) == self.failed_plane) == failed
+        )
 
     @property
     def ok(self) -> bool:
         # Goes on after the failure: at least a quarter of what flowed before it.
-        return len(self.layers_used) >= 2 and (
+        going_on = len(self.layers_used) >= 2 and (
             self.bytes_at_end - self.bytes_at_failure > self.bytes_at_failure // 4 > 0
+        )
+        if self.failed_plane is None:
+            return going_on
+        # The failed plane carries nothing more; the others carry the transfer.
+        return (
+            going_on
+            and len(self.planes_used) >= 2
+            and self.plane_growth(failed=True) == 0
+            and self.plane_growth(failed=False) > 0
         )
 
 
@@ -126,9 +164,39 @@ def pick_demo(plan: LabPlan) -> tuple[HostNode, HostNode, int, int]:
     )
 
 
+def pick_plane_demo(plan: LabPlan, plane: int | None) -> tuple[HostNode, HostNode, int]:
+    """Two hosts on different switches in every plane (so no plane delivers switch-locally),
+    and the plane to fail: the given one, else the last."""
+    chosen = plan.planes - 1 if plane is None else plane
+    for client in plan.hosts:
+        for server in plan.hosts:
+            if all(client.switch_in(p) != server.switch_in(p) for p in range(plan.planes)):
+                return client, server, chosen
+    raise UserErrors.single(
+        str(plan.out),
+        "",
+        "no two hosts sit on different switches in every plane",
+        "the plane demo needs hosts whose traffic crosses each plane",
+    )
+
+
+def mptcp_subflow_count(ss_mptcp: str) -> int | None:
+    """The extra subflows of the first MPTCP connection in `ss -MniH` output."""
+    found = _MPTCP_SUBFLOWS.search(ss_mptcp)
+    return None if found is None else int(found.group(1))
+
+
+def path_key(plan: LabPlan, plane: int, layer: int) -> int:
+    """One int per (plane, layer): the layer id itself on plane 0."""
+    return plane * len(plan.layer_ids) + layer
+
+
 def _subflows(plan: LabPlan, client: HostNode, server: HostNode) -> tuple[dict[int, int], str]:
     out = run(in_netns(client.netns, ["ss", "-tniH", "state", "established"]))
-    layer_of = {address: layer for layer, address in server.addresses.items()}
+    layer_of = {
+        address: path_key(plan, plane, layer)
+        for (plane, layer), address in server.plane_addresses.items()
+    }
     acked: dict[int, int] = {}
     for _, dst, port, value in _SUBFLOW.findall(out):
         if int(port) == PORT and dst in layer_of:
@@ -137,14 +205,21 @@ def _subflows(plan: LabPlan, client: HostNode, server: HostNode) -> tuple[dict[i
     return acked, f"{out}\n{mptcp}"
 
 
-def run_demo(out: Path, seconds: float = 6.0) -> MptcpDemo:
+def run_demo(out: Path, seconds: float = 6.0, plane: int | None = None) -> MptcpDemo:
     plan, _ = load_up(out)
-    client, server, link, layer = pick_demo(plan)
-    n = len(plan.layer_ids)
+    if plan.planes > 1 or plane is not None:
+        client, server, plane = pick_plane_demo(plan, plane)
+        link, layer = -1, -1
+    else:
+        client, server, link, layer = pick_demo(plan)
+    n = min(len(plan.layer_ids) * plan.planes, MPTCP_MAX_LIMIT)
     limits = f"ip mptcp limits set subflow {n} add_addr_accepted {n}"
     server_setup = ["ip mptcp endpoint flush", limits]
+    # Every (plane, layer) address but plane 0's layer 1, which the connection opens on.
     server_setup += [
-        f"ip mptcp endpoint add {server.addresses[k]} dev eth0 signal" for k in plan.layer_ids[1:]
+        f"ip mptcp endpoint add {address} dev {server.device_in(plane)} signal"
+        for (plane, layer), address in sorted(server.plane_addresses.items())
+        if (plane, layer) != (0, plan.layer_ids[0])
     ]
     # Without its own subflow endpoints the client spends its subflows on the announced
     # addresses only, one per layer, instead of on extra paths to the first layer's address.
@@ -153,7 +228,7 @@ def run_demo(out: Path, seconds: float = 6.0) -> MptcpDemo:
     try:
         run(in_netns(server.netns, ["sh", "-ec", "; ".join(server_setup)]))
         run(in_netns(client.netns, ["sh", "-ec", "; ".join(client_setup)]))
-        demo = _transfer(out, plan, client, server, link, layer, seconds)
+        demo = _transfer(out, plan, client, server, link, layer, seconds, plane)
     finally:
         for netns, settings in saved.values():
             restore_settings(netns, settings)
@@ -171,8 +246,10 @@ def _transfer(
     link: int,
     layer: int,
     seconds: float,
+    plane: int | None = None,
 ) -> MptcpDemo:
-    """Send for `seconds` over MPTCP, failing `link` a third of the way in; repairs it."""
+    """Send for `seconds` over MPTCP, failing `link` (or every link of `plane`) a third of the
+    way in; repairs what it failed."""
     first = plan.layer_ids[0]
     peer = [sys.executable, "-m", "fatpaths_cfg.lab.mptcp_peer"]
     receiver = subprocess.Popen(
@@ -180,7 +257,17 @@ def _transfer(
         stdout=subprocess.PIPE,
         text=True,
     )
-    demo = MptcpDemo(client.name, server.name, link, layer, link_ends(plan, link))
+    demo = MptcpDemo(
+        client.name,
+        server.name,
+        link,
+        layer,
+        None if plane is not None else link_ends(plan, link),
+        failed_plane=plane,
+        path_of={
+            path_key(plan, p, k): (p, k) for p in range(plan.planes) for k in plan.layer_ids
+        },
+    )
     sender = None
     try:
         assert receiver.stdout is not None
@@ -192,7 +279,11 @@ def _transfer(
         )
         time.sleep(seconds / 3)
         demo.acked_before, demo.ss_output = _subflows(plan, client, server)
-        fail(out, str(link))
+        demo.subflows_before = mptcp_subflow_count(demo.ss_output)
+        if plane is not None:
+            fail_plane(out, plane)
+        else:
+            fail(out, str(link))
         failed_at = time.monotonic()
         # ACKs for segments that crossed the link just before it went down may still be on
         # their way back (the reverse path can avoid the link); let them land before taking
@@ -201,6 +292,7 @@ def _transfer(
         demo.acked_at_failure, _ = _subflows(plan, client, server)
         time.sleep(seconds / 3)
         demo.acked_after, after = _subflows(plan, client, server)
+        demo.subflows_after = mptcp_subflow_count(after)
         demo.ss_output += "\n--- after the failure ---\n" + after
         sender.wait(timeout=seconds * 3)
         lines = receiver.stdout.read().split()
@@ -213,12 +305,41 @@ def _transfer(
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
-        repair(out, str(link))
+        if plane is not None:
+            repair(out, None)
+        else:
+            repair(out, str(link))
     return demo
+
+
+def print_plane_demo(console: Console, demo: MptcpDemo) -> None:
+    console.print(
+        f"MPTCP {demo.client} -> {demo.server}; failed plane {demo.failed_plane} (all its "
+        f"links) mid-transfer",
+        soft_wrap=True,
+    )
+    for key, acked in sorted(demo.acked_before.items()):
+        plane, layer = demo.path_of.get(key, (0, key))
+        console.print(
+            f"  subflow on plane {plane} layer {layer}: {acked} bytes acked before the "
+            f"failure, {demo.growth_after_failure(key)} more after it",
+            soft_wrap=True,
+        )
+    console.print(
+        f"ss -M: {demo.subflows_before} extra subflows before the failure, "
+        f"{demo.subflows_after} after it; after it, the failed plane acked "
+        f"{demo.plane_growth(failed=True)} bytes, the other planes "
+        f"{demo.plane_growth(failed=False)}",
+        soft_wrap=True,
+    )
 
 
 def print_demo(console: Console, demo: MptcpDemo) -> None:
     """The demo's summary; the raw `ss` output is in `demo.ss_file`."""
+    if demo.failed_plane is not None:
+        print_plane_demo(console, demo)
+        _print_tail(console, demo, f"plane {demo.failed_plane}", "planes")
+        return
     failed = demo.failed_ends or f"link {demo.failed_link}"
     console.print(
         f"MPTCP {demo.client} -> {demo.server}; failed {failed} "
@@ -231,6 +352,10 @@ def print_demo(console: Console, demo: MptcpDemo) -> None:
             f"{demo.growth_after_failure(layer)} more after it",
             soft_wrap=True,
         )
+    _print_tail(console, demo, str(failed), "layers")
+
+
+def _print_tail(console: Console, demo: MptcpDemo, failed: str, parts: str) -> None:
     console.print(
         f"received {demo.bytes_at_failure} bytes before the failure, "
         f"{demo.bytes_at_end - demo.bytes_at_failure} after it",
@@ -245,7 +370,8 @@ def print_demo(console: Console, demo: MptcpDemo) -> None:
             soft_wrap=True,
         )
     console.print(
-        "ok: the connection used several layers and survived"
+        f"ok: the connection used several {parts} and survived"
         if demo.ok
-        else "[bold red]FAILED[/]: fewer than two layers used or the transfer stalled"
+        else f"[bold red]FAILED[/]: fewer than two {parts} used or the transfer stalled"
+        + (" or the failed plane still carried data" if parts == "planes" else "")
     )

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
-from fatpaths_cfg.lab.names import HOST_UPLINK, host_netns, kernel_ifname, lab_id, switch_netns
+from fatpaths_cfg.lab.names import host_netns, kernel_ifname, lab_id, switch_netns
 from fatpaths_cfg.platforms import PLATFORMS
+from fatpaths_cfg.render.hosts import plane_device
 
 _ROUTE_LINE = re.compile(r"^\s*(?:ip|ipv6) route (\S+)\s", re.MULTILINE)
 _SCRIPT_ROUTE = re.compile(r"ip (?:-[46] )?route (?:replace|add) (\S+)")
@@ -33,6 +34,16 @@ class SwitchNode:
 
 
 @dataclass(frozen=True)
+class HostPort:
+    """A host's uplink into one plane, as the lab cables it."""
+
+    plane: int
+    switch: int
+    switch_ifname: str
+    device: str  # in the host's namespace: eth0 for plane 0, eth1 for plane 1, ...
+
+
+@dataclass(frozen=True)
 class HostNode:
     index: int
     name: str
@@ -42,6 +53,16 @@ class HostNode:
     plan: Path
     # Address (no prefix length) per layer id, v4 preferred: what pings and traceroutes target.
     addresses: dict[int, str]
+    ports: tuple[HostPort, ...] = ()
+    # The same per (plane, layer id); plane 0's are `addresses`.
+    plane_addresses: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def switch_in(self, plane: int) -> int:
+        """The switch this host hangs off in a plane (its only one on a single plane)."""
+        return self.ports[plane].switch if self.ports else self.switch
+
+    def device_in(self, plane: int) -> str:
+        return self.ports[plane].device if self.ports else plane_device(0)
 
 
 @dataclass(frozen=True)
@@ -74,6 +95,15 @@ class LabPlan:
     @property
     def layer_ids(self) -> list[int]:
         return [int(layer["id"]) for layer in self.compiled.data["layers"]]
+
+    @property
+    def planes(self) -> int:
+        return self.compiled.fabric.planes
+
+    def plane_links(self, plane: int) -> list[int]:
+        """Every switch-to-switch link of a plane: what `lab fail --plane` takes down."""
+        fabric = self.compiled.fabric
+        return [k.index for k in fabric.links if fabric.switches[k.a].plane == plane]
 
     @property
     def lab_dir(self) -> Path:
@@ -155,13 +185,33 @@ def build_plan(out: Path) -> LabPlan:
         if entry is None:
             errors.add(fabric_file, 0, "addressing.hosts", f"no addresses for host {h.name}")
             continue
-        addresses = {
-            int(a["layer"]): str(_bare(a.get("v4") or a.get("v6"))) for a in entry["addresses"]
+        plane_addresses = {
+            (int(a.get("plane", 0)), int(a["layer"])): str(_bare(a.get("v4") or a.get("v6")))
+            for a in entry["addresses"]
         }
+        addresses = {layer: a for (plane, layer), a in plane_addresses.items() if plane == 0}
         ns = host_netns(lab, h.index)
-        ifname = kernel_ifname(h.port)
-        hosts.append(HostNode(h.index, h.name, h.switch, ifname, ns, plan_file, addresses))
-        uplinks.append(VethPair(None, switch_netns(lab, h.switch), ifname, ns, HOST_UPLINK))
+        ports = tuple(
+            HostPort(u.plane, u.switch, kernel_ifname(u.port), plane_device(u.plane))
+            for u in h.uplinks
+        )
+        hosts.append(
+            HostNode(
+                h.index,
+                h.name,
+                h.switch,
+                ports[0].switch_ifname,
+                ns,
+                plan_file,
+                addresses,
+                ports,
+                plane_addresses,
+            )
+        )
+        uplinks += [
+            VethPair(None, switch_netns(lab, port.switch), port.switch_ifname, ns, port.device)
+            for port in ports
+        ]
     errors.raise_if_any()
     links = [
         VethPair(

@@ -8,6 +8,10 @@ two families have separate routes, so one can break while the other works. With 
 the expected outcome of every probe is computed from the compiled tables, so `lab test` tells a
 failure the fabric predicts (a static layer crossing a dead link) from one it does not (a
 config bug).
+
+Parallel dataplanes: every layer spans every plane, and a host has one address per (plane,
+layer); probes go between the hosts' switches in the plane, from and to the addresses of that
+plane and layer: every (switch pair, plane, layer) is pinged.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fatpaths_cfg.lab.low_latency import LowLatencyResult, check_low_latency
 from fatpaths_cfg.lab.names import HOST_UPLINK
 from fatpaths_cfg.lab.netns import in_netns, parallel, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
@@ -40,6 +45,7 @@ class Probe:
     family: int  # IP version
     src_address: str
     dst_address: str
+    plane: int = 0
 
 
 @dataclass
@@ -76,6 +82,7 @@ class LabTestReport:
     seconds: float
     layer_ids: list[int] = field(default_factory=list)
     pacing: list[PacingResult] = field(default_factory=list)
+    low_latency: list[LowLatencyResult] = field(default_factory=list)
 
     @property
     def families(self) -> list[int]:
@@ -99,48 +106,72 @@ class LabTestReport:
             not self.failures
             and not self.trace_failures
             and all(result.ok for result in self.pacing)
+            and all(result.ok for result in self.low_latency)
         )
 
-    def pairs_with_a_working_layer(self) -> tuple[int, int]:
+    def pairs_with_a_working_layer(self, by_host: bool = False) -> tuple[int, int]:
+        """Switch pairs (or, across planes, host pairs) that some probe got through."""
         working: dict[tuple[int, int], bool] = defaultdict(bool)
         for r in self.pings:
-            key = (r.probe.src_switch, r.probe.dst_switch)
+            p = r.probe
+            key = (p.src.index, p.dst.index) if by_host else (p.src_switch, p.dst_switch)
             working[key] = working[key] or r.ok
         return sum(working.values()), len(working)
 
 
-def family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[int, str]]]:
-    """IP version -> host name -> layer -> address (no prefix length), for every family the
-    address plan gives the hosts."""
-    found: dict[int, dict[str, dict[int, str]]] = {}
+def plane_family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[tuple[int, int], str]]]:
+    """IP version -> host name -> (plane, layer) -> address (no prefix length), for every
+    family the address plan gives the hosts."""
+    found: dict[int, dict[str, dict[tuple[int, int], str]]] = {}
     for version, key in FAMILY_KEYS.items():
         for entry in plan.compiled.data["addressing"].get("hosts", []):
             for address in entry["addresses"]:
                 if address.get(key):
                     by_host = found.setdefault(version, {}).setdefault(entry["name"], {})
-                    by_host[int(address["layer"])] = address[key].split("/")[0]
+                    where = (int(address.get("plane", 0)), int(address["layer"]))
+                    by_host[where] = address[key].split("/")[0]
     return found
+
+
+def family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[int, str]]]:
+    """IP version -> host name -> layer -> address: plane 0's (a single plane's)."""
+    return {
+        version: {
+            host: {layer: a for (plane, layer), a in by_place.items() if plane == 0}
+            for host, by_place in by_host.items()
+        }
+        for version, by_host in plane_family_addresses(plan).items()
+    }
+
+
+def hosts_by_switch(plan: LabPlan, plane: int) -> dict[int, list[HostNode]]:
+    """The switches of a plane that have hosts, and their hosts."""
+    on_switch: dict[int, list[HostNode]] = defaultdict(list)
+    for host in plan.hosts:
+        on_switch[host.switch_in(plane)].append(host)
+    return on_switch
 
 
 def plan_probes(plan: LabPlan) -> list[Probe]:
     """One probe per (family, layer, s, t), rotating over the hosts of s and t so all hosts
-    take part."""
-    on_switch: dict[int, list[HostNode]] = defaultdict(list)
-    for host in plan.hosts:
-        on_switch[host.switch].append(host)
-    switches = sorted(on_switch)
+    take part; s and t are switches of the layer's plane."""
+    per_plane = {plane: hosts_by_switch(plan, plane) for plane in range(plan.planes)}
     probes = []
-    for version, addresses in family_addresses(plan).items():
-        for layer in plan.layer_ids:
+    for version, addresses in plane_family_addresses(plan).items():
+        for plane, layer in itertools.product(range(plan.planes), plan.layer_ids):
+            on_switch = per_plane[plane]
+            switches = sorted(on_switch)
             for s in switches:
                 for t in switches:
                     if s == t:
                         continue
                     src = on_switch[s][(t + layer) % len(on_switch[s])]
                     dst = on_switch[t][(s + layer) % len(on_switch[t])]
-                    src_address = addresses[src.name][layer]
-                    dst_address = addresses[dst.name][layer]
-                    probes.append(Probe(layer, s, t, src, dst, version, src_address, dst_address))
+                    src_address = addresses[src.name][(plane, layer)]
+                    dst_address = addresses[dst.name][(plane, layer)]
+                    probes.append(
+                        Probe(layer, s, t, src, dst, version, src_address, dst_address, plane)
+                    )
     return probes
 
 
@@ -265,11 +296,11 @@ def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
 
 
 def sample_traces(probes: list[Probe], per_layer: int, seed: int) -> list[Probe]:
-    """`per_layer` traceroutes per layer of every family."""
+    """`per_layer` traceroutes per layer of every family and plane."""
     rng = np.random.default_rng(seed)
     chosen = []
-    for family, layer in sorted({(p.family, p.layer) for p in probes}):
-        of_layer = [p for p in probes if p.layer == layer and p.family == family]
+    for key in sorted({(p.family, p.plane, p.layer) for p in probes}):
+        of_layer = [p for p in probes if (p.family, p.plane, p.layer) == key]
         take = min(per_layer, len(of_layer))
         chosen += [of_layer[i] for i in sorted(rng.choice(len(of_layer), take, replace=False))]
     return chosen
@@ -279,28 +310,35 @@ def sample_traces(probes: list[Probe], per_layer: int, seed: int) -> list[Probe]
 SHAPING_RATE_FIELD = {"fq": "maxrate", "tbf": "rate"}
 
 
-def _uplink_shaping(host: HostNode, wanted_mbit: int) -> PacingResult:
+def _uplink_shaping(host: HostNode, wanted_mbit: int, device: str = HOST_UPLINK) -> PacingResult:
     """Read the uplink's root qdisc back: fq paces each flow (maxrate), tbf the whole uplink
     (kernels without fq); both in bytes per second in tc's JSON."""
-    shown = run(in_netns(host.netns, ["tc", "-j", "qdisc", "show", "dev", HOST_UPLINK]))
+    shown = run(in_netns(host.netns, ["tc", "-j", "qdisc", "show", "dev", device]))
     roots = [q for q in json.loads(shown or "[]") if q.get("root")]
+    name = host.name if device == HOST_UPLINK else f"{host.name} {device}"
     if not roots:
-        return PacingResult(host.name, wanted_mbit, "no root qdisc", False)
+        return PacingResult(name, wanted_mbit, "no root qdisc", False)
     kind, options = roots[0]["kind"], roots[0].get("options", {})
     label = SHAPING_RATE_FIELD.get(kind)
     rate = options.get(label) if label else None
     if rate is None:
-        return PacingResult(host.name, wanted_mbit, kind, False)
+        return PacingResult(name, wanted_mbit, kind, False)
     mbit = round(int(rate) * 8 / 1e6)
-    return PacingResult(host.name, wanted_mbit, f"{kind} {label} {mbit} Mb/s", mbit == wanted_mbit)
+    return PacingResult(name, wanted_mbit, f"{kind} {label} {mbit} Mb/s", mbit == wanted_mbit)
 
 
 def check_pacing(plan: LabPlan) -> list[PacingResult]:
     wanted = {h.name: h.pacing_gbps for h in plan.compiled.fabric.hosts if h.pacing_gbps}
-    shaped = [h for h in plan.hosts if h.name in wanted]
-    return parallel(
-        lambda h: _uplink_shaping(h, round(float(wanted[h.name]) * 1000)), shaped
-    )
+    # Every uplink of a host is shaped: one per plane.
+    shaped = [
+        (h, h.device_in(p)) for h in plan.hosts if h.name in wanted for p in range(plan.planes)
+    ]
+
+    def read_back(port: tuple[HostNode, str]) -> PacingResult:
+        host, device = port
+        return _uplink_shaping(host, round(float(wanted[host.name]) * 1000), device)
+
+    return parallel(read_back, shaped)
 
 
 def run_lab_test(
@@ -335,4 +373,5 @@ def run_lab_test(
         round(time.monotonic() - started, 2),
         plan.layer_ids,
         check_pacing(plan),
+        check_low_latency(plan, traces_per_layer, int(plan.compiled.data["seed"]), failed),
     )

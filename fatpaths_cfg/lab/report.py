@@ -16,16 +16,22 @@ MAX_LISTED = 30
 
 def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None:
     names = [s.name for s in plan.compiled.fabric.switches]
-    table = Table(title=f"lab test {plan.name}: pings per (switch pair, layer), traceroutes")
-    columns = ("family", "layer", "pairs", "ok", "failed", "predicted by failed links")
-    for column in (*columns, "traceroutes ok"):
+    planes = plan.planes > 1
+    unit = "(switch pair, plane, layer)" if planes else "(switch pair, layer)"
+    table = Table(title=f"lab test {plan.name}: pings per {unit}, traceroutes")
+    columns = ("family", *(("plane",) if planes else ()), "layer", "pairs", "ok", "failed")
+    for column in (*columns, "predicted by failed links", "traceroutes ok"):
         table.add_column(column, justify="right")
-    for family, layer in itertools.product(report.families, report.layer_ids):
-        rows = [r for r in report.pings if (r.probe.family, r.probe.layer) == (family, layer)]
+    for family, plane, layer in itertools.product(
+        report.families, range(plan.planes), report.layer_ids
+    ):
+        key = (family, plane, layer)
+        rows = [r for r in report.pings if (r.probe.family, r.probe.plane, r.probe.layer) == key]
         failed = [r for r in rows if not r.ok]
-        traces = [t for t in report.traces if (t.probe.family, t.probe.layer) == (family, layer)]
+        traces = [t for t in report.traces if (t.probe.family, t.probe.plane, t.probe.layer) == key]
         table.add_row(
             f"IPv{family}",
+            *((str(plane),) if planes else ()),
             str(layer),
             str(len(rows)),
             str(len(rows) - len(failed)),
@@ -46,8 +52,9 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
     for r in report.failures[:MAX_LISTED]:
         p = r.probe
         why = "crosses a failed link" if not r.expected_ok else "UNEXPECTED"
+        where = f"plane {p.plane} " if planes else ""
         console.print(
-            f"  broken: {names[p.src_switch]} -> {names[p.dst_switch]} layer {p.layer} "
+            f"  broken: {names[p.src_switch]} -> {names[p.dst_switch]} {where}layer {p.layer} "
             f"IPv{p.family} ({p.src.name} {p.src_address} -> {p.dst.name} "
             f"{p.dst_address}): {why}",
             soft_wrap=True,
@@ -75,9 +82,29 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
                     f"  {result.host}: wanted {result.wanted_mbit} Mb/s, found {result.found}",
                     markup=False,
                 )
-    working, pairs = report.pairs_with_a_working_layer()
+    if report.low_latency:
+        took = sum(check.ok for check in report.low_latency)
+        console.print(
+            f"low latency: {took}/{len(report.low_latency)} sampled host pairs reach the "
+            "destination's fewest-hop plane address from the listed source, in the listed hops",
+            soft_wrap=True,
+        )
+        for check in report.low_latency:
+            if not check.ok:
+                c = check.choice
+                seen = [names[h] if h is not None else "?" for h in check.switches]
+                console.print(
+                    f"  low latency {c.source.name} -> {c.destination} {c.address}: plane "
+                    f"{c.plane}, {c.hops} hops, source {c.source_address} listed; source "
+                    f"{check.source_used or '?'} used, hops {' '.join(seen)}",
+                    soft_wrap=True,
+                    markup=False,
+                )
+    working, pairs = report.pairs_with_a_working_layer(by_host=planes)
+    what = "host pairs probed" if planes else "host pairs (by switch pair)"
     console.print(
-        f"host pairs (by switch pair) with at least one working layer: {working}/{pairs}"
+        f"{what} with at least one working {'plane and layer' if planes else 'layer'}: "
+        f"{working}/{pairs}"
         + ("" if working == pairs else "  [bold red]some pairs lost every layer[/]"),
         soft_wrap=True,
     )

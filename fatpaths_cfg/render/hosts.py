@@ -12,6 +12,12 @@ a v4 socket skips v6 addresses, but a dual-stack v6 socket takes v4 ones. So IPv
 first and the limits equal one family's endpoint count: a v6 connection fills its budget with
 v6 addresses before any v4 one is offered, and a v4 connection skips the v6 announcements
 (they do not count) and takes its v4 ones.
+
+Parallel dataplanes (P-Net): one uplink per plane (eth0 for plane 0, eth1, ...), one address
+per plane and layer, and each plane's address block routed through that plane's uplink, so the
+destination address picks plane and layer and a packet never changes plane. Low-latency traffic
+takes, per destination, the plane with the fewest switch hops: `<host>.low-latency.csv` names
+that plane and the destination address to connect to (`LowLatencyTable`).
 """
 
 from __future__ import annotations
@@ -20,12 +26,18 @@ import csv
 import io
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.addressing import AddressPlan, FamilyTables
 from fatpaths_cfg.fabric import Fabric, Host
 from fatpaths_cfg.render.environment import environment
 
 UPLINK = "eth0"
+LOW_LATENCY_HEADER = ["destination", "plane", "hops", "address", "source"]
 # The in-kernel MPTCP path manager caps both limits at 8.
 MPTCP_MAX_LIMIT = 8
 
@@ -209,6 +221,56 @@ def host_view(fabric: Fabric, plan: AddressPlan, host: Host) -> HostView:
         pacing_mbit=None if host.pacing_gbps is None else round(host.pacing_gbps * 1000),
         uplinks=uplinks,
     )
+
+
+class LowLatencyTable:
+    """Per host and destination, the plane with the fewest switch hops between the two hosts'
+    switches; the hop counts are worked out once for the whole fabric."""
+
+    def __init__(self, fabric: Fabric, plan: AddressPlan) -> None:
+        self.fabric = fabric
+        self.plan = plan
+
+    @cached_property
+    def switch_hops(self) -> np.ndarray:
+        """Hop counts over every link: links never cross planes, so within a plane these are
+        the plane's shortest paths (its full, minimal layer 1)."""
+        nr = self.fabric.nr
+        edges = self.fabric.edges
+        graph = sp.coo_matrix(
+            (np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(nr, nr)
+        ).tocsr()
+        return shortest_path(graph, directed=False, unweighted=True)
+
+    def plane(self, host: Host, destination: Host) -> tuple[int, int]:
+        """(plane, switch hops) with the fewest hops. Ties are common (a plane of the same
+        size has the same diameter), so they rotate by the host pair instead of all landing
+        on plane 0; the sum keeps both directions of a pair on one plane."""
+        counts = [
+            int(self.switch_hops[mine.switch, theirs.switch])
+            for mine, theirs in zip(host.uplinks, destination.uplinks, strict=True)
+        ]
+        fewest = min(counts)
+        tied = [plane for plane, hops in enumerate(counts) if hops == fewest]
+        return tied[(host.index + destination.index) % len(tied)], fewest
+
+    def csv(self, host: Host) -> str:
+        """Per destination and family (IPv6 first): the plane, its hop count, the destination's
+        layer-1 address in that plane, and this host's own, which the plane's route picks as
+        source."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(LOW_LATENCY_HEADER)
+        families = [t for t in (self.plan.v6, self.plan.v4) if t is not None]
+        for destination in self.fabric.hosts:
+            if destination.index == host.index:
+                continue
+            plane, hops = self.plane(host, destination)
+            for tables in families:
+                mine = tables.host_address(plane, 0, host.index)
+                theirs = tables.host_address(plane, 0, destination.index)
+                writer.writerow([destination.name, plane, hops, theirs, mine])
+        return buffer.getvalue()
 
 
 def render_host(view: HostView) -> str:

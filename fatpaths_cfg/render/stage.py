@@ -20,7 +20,7 @@ from fatpaths_cfg.render.batfish import (
     layer1_topology,
     snapshot_format,
 )
-from fatpaths_cfg.render.hosts import addresses_csv, host_view, render_host
+from fatpaths_cfg.render.hosts import LowLatencyTable, addresses_csv, host_view, render_host
 from fatpaths_cfg.render.native_ports import platform_port
 from fatpaths_cfg.render.switch_view import ViewBuilder
 
@@ -61,9 +61,12 @@ def render_into(
                 tree.add_bytes(device_path(snapshot, relative), data)
         done += 1
         tick(done, total)
+    low_latency = LowLatencyTable(fabric, plan) if fabric.planes > 1 else None
     for h in selection.hosts:
         host = fabric.hosts[h]
         tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
+        if low_latency is not None:
+            tree.add_text(f"hosts/{host.name}.low-latency.csv", low_latency.csv(host))
         if batfish:
             tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
         done += 1

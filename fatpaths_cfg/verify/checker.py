@@ -6,6 +6,10 @@ is a neighbour over a link of the layer, and that neighbour is exactly one hop c
 layer; a walk over sound hops can neither loop nor leave the layer, and is a shortest path.
 Only the walks that meet an unsound hop are replayed in Python, to name the path and the file
 and line of the route at fault.
+
+Parallel dataplanes: a packet never changes plane. A route is *cross-plane* when its
+destination's switch or its next hop lies in another plane than its own switch, and walks run
+between switches of one plane only (a layer holds links of every plane, none between them).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ UNREACHABLE = 255
 
 # Route faults, most telling first: a route is reported once, under its first fault.
 UNKNOWN_PREFIX = "unknown-prefix"
+CROSS_PLANE = "cross-plane"
 BAD_NEXT_HOP = "bad-next-hop"
 OWN_SUBNET = "route-to-own-subnet"
 OUTSIDE_LAYER = "outside-layer"
@@ -51,7 +56,15 @@ HOST_ON_LINK = "host-address-is-link-address"
 MISSING_CONFIG = "missing-config"
 UNPARSED = "unparsed-line"
 LAYER_ONE_NOT_MINIMAL = "layer-1-not-minimal"
-ROUTE_FAULTS = (UNKNOWN_PREFIX, BAD_NEXT_HOP, OWN_SUBNET, OUTSIDE_LAYER, NOT_SHORTEST, DIFFERS)
+ROUTE_FAULTS = (
+    UNKNOWN_PREFIX,
+    CROSS_PLANE,
+    BAD_NEXT_HOP,
+    OWN_SUBNET,
+    OUTSIDE_LAYER,
+    NOT_SHORTEST,
+    DIFFERS,
+)
 
 
 @dataclass(frozen=True)
@@ -232,6 +245,7 @@ class _Checker:
         self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
         # Routes join the switches of one plane; pairs across planes have none by design.
         plane_of = self.fabric.plane_of_switch
+        self.switch_plane = plane_of
         self.routed_pairs = ~np.eye(self.nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])
 
     @property
@@ -413,6 +427,7 @@ class _Checker:
             fault[(fault < 0) & mask] = ROUTE_FAULTS.index(kind)
 
         mark(r.table < 0, UNKNOWN_PREFIX)
+        mark(self.crosses_planes(r), CROSS_PLANE)
         hop_ok = r.link >= 0
         safe_link = np.where(hop_ok, r.link, 0)
         ends = self.link_ends[safe_link]
@@ -436,6 +451,16 @@ class _Checker:
             model = self.loaded.next_hop[layer, s, t]
             mark(usable & (model != n), DIFFERS)
         return fault
+
+    def crosses_planes(self, r: _RouteArrays) -> np.ndarray:
+        """Per route row: its destination or its next hop lies in another plane than its
+        switch, so a packet that took it would change plane."""
+        plane = self.switch_plane[r.switch]
+        crosses = np.zeros(len(r.table), dtype=bool)
+        for other in (r.dest, r.hop):
+            known = other >= 0
+            crosses |= known & (self.switch_plane[np.where(known, other, 0)] != plane)
+        return crosses
 
     def primary_tables(self, r: _RouteArrays) -> tuple[np.ndarray, np.ndarray]:
         """next_hop[table, s, t] of the first route line (what a walk follows) and its row."""
@@ -638,6 +663,8 @@ class _Checker:
         text = self.route_text(int(r.row[row]) if r.row is not None else row)
         why = {
             UNKNOWN_PREFIX: f"{source}: route {text}: prefix is no layer subnet of the plan",
+            CROSS_PLANE: f"{layer_name}: {source} (plane {int(self.switch_plane[s])}) route "
+            f"{text}: {self.plane_detail(s, t, n)}: a packet would change plane",
             BAD_NEXT_HOP: f"{source}: route {text}: next hop is not a neighbour's link address",
             OWN_SUBNET: f"{layer_name}: {source} routes its own subnet {text} away",
             OUTSIDE_LAYER: "",
@@ -670,6 +697,15 @@ class _Checker:
             path,
             counts.get((table, s, t), 0),
         )
+
+    def plane_detail(self, s: int, t: int, n: int) -> str:
+        """Which of a cross-plane route's destination and next hop lie in which other plane."""
+        parts = [
+            f"{what} {self.names[k]} is in plane {int(self.switch_plane[k])}"
+            for what, k in (("destination", t), ("next hop", n))
+            if k >= 0 and self.switch_plane[k] != self.switch_plane[s]
+        ]
+        return ", ".join(parts)
 
     def check_host_route(
         self,
