@@ -1,7 +1,10 @@
 """The address plan: host subnets per (layer, switch), point-to-point links, loopbacks, VLANs.
 
-Prefix encoding: host address = pool | layer | switch | host, so the destination address alone
-names the layer and a switch needs one route per (layer, destination switch). VLAN encoding:
+Prefix encoding: host address = pool | plane | layer | switch | host, so the destination address
+alone names the plane and the layer, and a switch needs one route per (layer, destination switch
+of its plane). The switch field numbers switches within their plane; with one plane the plane
+field has no bits. A host has one address per (plane, layer), in the subnet of its switch in
+that plane. VLAN encoding:
 the same numbering, but every layer is one broadcast domain (a VLAN per layer) and the layer is
 chosen by the VLAN tag, so host addresses carry the whole layer block as their prefix.
 
@@ -61,15 +64,23 @@ class FieldWidths:
     layer_bits: int
     switch_bits: int
     host_bits: int  # IPv4 only; IPv6 subnets are always /64
+    plane_bits: int = 0
 
     @property
     def v4_bits(self) -> int:
-        return self.layer_bits + self.switch_bits + self.host_bits
+        return self.plane_bits + self.layer_bits + self.switch_bits + self.host_bits
 
 
-def field_widths(layer_count: int, nr: int, max_hosts: int) -> FieldWidths:
+def field_widths(
+    layer_count: int, nr: int, max_hosts: int, planes: int = 1, plane_size: int | None = None
+) -> FieldWidths:
     # A subnet holds its hosts, the switch gateway, the network and the broadcast address.
-    return FieldWidths(bits_for(layer_count), bits_for(nr), (max_hosts + 2).bit_length())
+    return FieldWidths(
+        bits_for(layer_count),
+        bits_for(nr if plane_size is None else plane_size),
+        (max_hosts + 2).bit_length(),
+        bits_for(planes),
+    )
 
 
 @dataclass
@@ -78,7 +89,7 @@ class FamilyTables:
 
     subnets: list[list[str]]  # "10.0.8.0/29"
     gateways: list[list[str]]  # "10.0.8.1" (switch side of each host subnet)
-    hosts: list[list[str]]  # "10.0.8.2" (no prefix length)
+    hosts: list[list[str]]  # "10.0.8.2" (no prefix length); plane 0's, as plane_hosts[0]
     host_prefix_len: int  # prefix length hosts put on their addresses
     subnet_prefix_len: int
     links: list[tuple[str, str]]  # ("172.16.0.0", "172.16.0.1") per link: a side, b side
@@ -86,6 +97,14 @@ class FamilyTables:
     loopbacks: list[str]  # "192.168.0.1"
     loopback_prefix_len: int
     pools: list[str] = field(default_factory=list)  # host pools a host routes via its switch
+    # [plane][layer][host]: a host's address in each plane (one plane: [hosts]).
+    plane_hosts: list[list[list[str]]] = field(default_factory=list)
+    # Per plane, the block of every address in it ("10.0.0.0/9"): a host reaches a plane's
+    # addresses through its uplink into that plane.
+    plane_pools: list[str] = field(default_factory=list)
+
+    def host_address(self, plane: int, layer: int, host: int) -> str:
+        return self.plane_hosts[plane][layer][host]
 
 
 @dataclass
@@ -147,17 +166,28 @@ class AddressPlan:
             "b_v6": f"{v6.links[index][1]}/{v6.link_prefix_len}" if v6 else None,
         }
 
+    @property
+    def planes(self) -> int:
+        return len(self.families[0].plane_hosts) if self.families else 1
+
     def _host_json(self, index: int, name: str, switch: str) -> dict[str, Any]:
         v4, v6 = self.v4, self.v6
         entry: dict[str, Any] = {
             "name": name,
             "switch": switch,
+            # Plane by plane, so the first `layer_count` entries are plane 0's.
             "addresses": [
                 {
+                    "plane": plane,
                     "layer": layer + 1,
-                    "v4": f"{v4.hosts[layer][index]}/{v4.host_prefix_len}" if v4 else None,
-                    "v6": f"{v6.hosts[layer][index]}/{v6.host_prefix_len}" if v6 else None,
+                    "v4": f"{v4.host_address(plane, layer, index)}/{v4.host_prefix_len}"
+                    if v4
+                    else None,
+                    "v6": f"{v6.host_address(plane, layer, index)}/{v6.host_prefix_len}"
+                    if v6
+                    else None,
                 }
+                for plane in range(self.planes)
                 for layer in range(self.layer_count)
             ],
         }
@@ -165,14 +195,17 @@ class AddressPlan:
             entry["mac"] = self.host_macs[index]
         return entry
 
-    def address_rows(self, fabric: Fabric) -> list[tuple[str, int, str]]:
-        """(host, layer, address) rows for hosts/addresses.csv, every family."""
+    def address_rows(self, fabric: Fabric) -> list[tuple[str, int, int, str]]:
+        """(host, plane, layer, address) rows for hosts/addresses.csv, every family."""
         rows = []
         for host in fabric.hosts:
-            for layer in range(self.layer_count):
-                for tables in self.families:
-                    address = tables.hosts[layer][host.index]
-                    rows.append((host.name, layer + 1, f"{address}/{tables.host_prefix_len}"))
+            for plane in range(self.planes):
+                for layer in range(self.layer_count):
+                    for tables in self.families:
+                        address = tables.host_address(plane, layer, host.index)
+                        rows.append(
+                            (host.name, plane, layer + 1, f"{address}/{tables.host_prefix_len}")
+                        )
         return rows
 
 
@@ -266,22 +299,29 @@ def _family_tables(
     widths: FieldWidths,
     vlan: bool,
 ) -> FamilyTables:
-    """Subnets, gateways and addresses of one family: pool | layer | switch | host."""
+    """Subnets, gateways and addresses of one family: pool | plane | layer | switch | host."""
     network = ipaddress.ip_network(host_pool)
     bits = network.max_prefixlen
     text = v4_text if bits == 32 else v6_text
     pool = int(network.network_address)
     layer_shift = host_bits + widths.switch_bits
+    plane_shift = layer_shift + widths.layer_bits
     subnet_len = bits - host_bits
+    plane_of, local = _plane_numbering(fabric)
     bases = [
-        [pool | (layer << layer_shift) | (s << host_bits) for s in range(fabric.nr)]
+        [
+            pool | (plane_of[s] << plane_shift) | (layer << layer_shift) | (local[s] << host_bits)
+            for s in range(fabric.nr)
+        ]
         for layer in range(layer_count)
     ]
-    layer_block_len = network.prefixlen + widths.layer_bits
+    plane_len = network.prefixlen + widths.plane_bits
+    layer_block_len = plane_len + widths.layer_bits
+    plane_hosts = [_host_addresses(fabric, bases, text, p) for p in range(fabric.planes)]
     return FamilyTables(
         subnets=[[f"{text(b)}/{subnet_len}" for b in row] for row in bases],
         gateways=[[text(b + 1) for b in row] for row in bases],
-        hosts=_host_addresses(fabric, bases, text),
+        hosts=plane_hosts[0],
         host_prefix_len=layer_block_len if vlan else subnet_len,
         subnet_prefix_len=subnet_len,
         links=_link_addresses(link_pool, len(fabric.links), text),
@@ -289,7 +329,21 @@ def _family_tables(
         loopbacks=_loopbacks(loopback_pool, fabric.nr, text),
         loopback_prefix_len=bits,
         pools=[host_pool],
+        plane_hosts=plane_hosts,
+        plane_pools=[
+            f"{text(pool | (p << plane_shift))}/{bits - plane_shift}"
+            for p in range(fabric.planes)
+        ],
     )
+
+
+def _plane_numbering(fabric: Fabric) -> tuple[list[int], list[int]]:
+    """Each switch's plane and its number within the plane (its index with one plane)."""
+    local = [0] * fabric.nr
+    for plane in range(fabric.planes):
+        for number, switch in enumerate(fabric.switches_of_plane(plane)):
+            local[switch] = number
+    return [s.plane for s in fabric.switches], local
 
 
 def _v4_tables(
@@ -324,14 +378,15 @@ def _v6_tables(
 
 
 def _host_addresses(
-    fabric: Fabric, bases: list[list[int]], text: Callable[[int], str]
+    fabric: Fabric, bases: list[list[int]], text: Callable[[int], str], plane: int
 ) -> list[list[str]]:
+    """[layer][host] addresses of every host in one plane."""
+    switch_of = [h.uplinks[plane].switch for h in fabric.hosts]
     # Offsets 0 and 1 are the network address and the switch gateway.
     offsets = [0] * len(fabric.hosts)
-    for members in fabric.hosts_of_switch:
-        for ordinal, host in enumerate(members):
+    for switch in fabric.switches_of_plane(plane):
+        for ordinal, host in enumerate(fabric.hosts_of_switch[switch]):
             offsets[host] = ordinal + 2
-    switch_of = [h.switch for h in fabric.hosts]
     return [[text(row[s] + o) for s, o in zip(switch_of, offsets, strict=True)] for row in bases]
 
 
@@ -355,8 +410,8 @@ def _check_fit(
             "host_pool_v4",
             spec.host_pool_v4,
             widths.v4_bits,
-            f"the host plan ({widths.layer_bits} layer + {widths.switch_bits} switch + "
-            f"{widths.host_bits} host bits)",
+            f"the host plan ({_plane_text(widths)}{widths.layer_bits} layer + "
+            f"{widths.switch_bits} switch + {widths.host_bits} host bits)",
             (
                 f"use a larger pool (at most /{32 - widths.v4_bits}) or family: ipv6"
                 if widths.v4_bits <= 32
@@ -378,13 +433,13 @@ def _check_fit(
             f"use a pool of at most /{32 - bits_for(fabric.nr + 1)}",
         )
     if "ipv6" in families:
-        needed = widths.layer_bits + widths.switch_bits
+        needed = widths.plane_bits + widths.layer_bits + widths.switch_bits
         checker.fits(
             "host_pool_v6",
             spec.host_pool_v6,
             needed + V6_SUBNET_PREFIX,
-            f"the host plan ({widths.layer_bits} layer + {widths.switch_bits} switch bits "
-            f"above /{V6_SUBNET_PREFIX} subnets)",
+            f"the host plan ({_plane_text(widths)}{widths.layer_bits} layer + "
+            f"{widths.switch_bits} switch bits above /{V6_SUBNET_PREFIX} subnets)",
             f"use a pool of at most /{V6_SUBNET_PREFIX - needed}",
         )
         checker.fits(
@@ -397,6 +452,10 @@ def _check_fit(
             f"{fabric.nr} switch loopbacks",
             "",
         )
+
+
+def _plane_text(widths: FieldWidths) -> str:
+    return f"{widths.plane_bits} plane + " if widths.plane_bits else ""
 
 
 def allocate_addresses(
@@ -413,8 +472,17 @@ def allocate_addresses(
     """
     families = {"ipv4": ["ipv4"], "ipv6": ["ipv6"], "dual": ["ipv4", "ipv6"]}[spec.family]
     max_hosts = max((len(m) for m in fabric.hosts_of_switch), default=0)
-    widths = field_widths(layer_count, fabric.nr, max_hosts)
+    plane_size = max(len(fabric.switches_of_plane(p)) for p in range(fabric.planes))
+    widths = field_widths(layer_count, fabric.nr, max_hosts, fabric.planes, plane_size)
     checker = _PlanChecker(spec, file, locate)
+    if spec.encoding == "vlan" and fabric.planes > 1:
+        checker.errors.add(
+            file,
+            locate(("addressing", "encoding")),
+            "addressing.encoding",
+            f"VLAN encoding bridges one fabric but this one has {fabric.planes} planes",
+            "use encoding: prefix with parallel planes",
+        )
     _check_fit(checker, fabric, widths, families)
     for family in families:
         checker.disjoint(POOL_FIELDS[family])
@@ -426,6 +494,7 @@ def allocate_addresses(
     layout: dict[str, Any] = {
         "host_pool_v4": spec.host_pool_v4 if v4 else None,
         "host_pool_v6": spec.host_pool_v6 if v6 else None,
+        "plane_bits": widths.plane_bits,
         "layer_bits": widths.layer_bits,
         "switch_bits": widths.switch_bits,
         "host_bits": widths.host_bits,

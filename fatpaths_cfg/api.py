@@ -18,7 +18,8 @@ from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_yaml
-from fatpaths_cfg.layers import Layer, layers_or_user_error
+from fatpaths_cfg.layers import Layer
+from fatpaths_cfg.layers.planes import fabric_layers
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
 from fatpaths_cfg.render.stage import render_into
@@ -74,9 +75,10 @@ def compile_loaded(
     routing_spec = routing_spec or spec.routing
     effective_seed = routing_spec.seed
     progress("building layers")
-    layers = layers_or_user_error(
+    layers = fabric_layers(
         fabric.nr,
         fabric.edges,
+        fabric.plane_of_switch,
         routing_spec,
         effective_seed,
         loaded.source.file,

@@ -18,7 +18,7 @@ import numpy as np
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.errors import UserError, UserErrors
-from fatpaths_cfg.fabric import Fabric, Host, Link, Switch
+from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
 from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.routing import Routing
@@ -66,12 +66,14 @@ class CompiledFabric:
             "routing": {**self.routing_spec.model_dump(), "seed": self.seed},
             "addressing_spec": self.addressing_spec.model_dump(),
             "origin": fabric.origin,
+            "planes": fabric.planes,
             "switches": [
                 {
                     "index": s.index,
                     "name": s.name,
                     "platform": s.platform,
                     "role": s.role,
+                    "plane": s.plane,
                     "mgmt": s.mgmt,
                     "ports": list(s.ports),
                     "hosts": [fabric.hosts[h].name for h in fabric.hosts_of_switch[s.index]],
@@ -94,6 +96,10 @@ class CompiledFabric:
                     "name": h.name,
                     "switch": fabric.switches[h.switch].name,
                     "port": h.port,
+                    "uplinks": [
+                        {"plane": u.plane, "switch": fabric.switches[u.switch].name, "port": u.port}
+                        for u in h.uplinks
+                    ],
                     "speed_gbps": h.speed_gbps,
                     # Only when set, so fabrics without shaping keep their bytes.
                     **({"pacing_gbps": h.pacing_gbps} if h.pacing_gbps is not None else {}),
@@ -180,7 +186,10 @@ def load_compiled(directory: Path) -> LoadedCompiled:
         )
     index = {s["name"]: s["index"] for s in data["switches"]}
     switches = [
-        Switch(s["index"], s["name"], s["platform"], s["role"], tuple(s["ports"]), s.get("mgmt"))
+        Switch(
+            s["index"], s["name"], s["platform"], s["role"], tuple(s["ports"]), s.get("mgmt"),
+            s.get("plane", 0),
+        )
         for s in data["switches"]
     ]
     links = [
@@ -198,6 +207,9 @@ def load_compiled(directory: Path) -> LoadedCompiled:
         Host(
             h["index"], h["name"], index[h["switch"]], h["port"], h["speed_gbps"],
             h.get("pacing_gbps"),
+            tuple(
+                Uplink(u["plane"], index[u["switch"]], u["port"]) for u in h.get("uplinks", [])
+            ),
         )
         for h in data["hosts"]
     ]

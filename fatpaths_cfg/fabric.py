@@ -30,6 +30,7 @@ class Switch:
     role: str
     ports: tuple[str, ...]
     mgmt: str | None = None
+    plane: int = 0  # the parallel dataplane (0-based) this switch belongs to
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,41 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Uplink:
+    """A host's cable into one plane: the switch and port it plugs into."""
+
+    plane: int
+    switch: int
+    port: str
+
+
+@dataclass(frozen=True)
 class Host:
+    """A host with one uplink per plane, ordered by plane.
+
+    `switch` and `port` name the plane-0 uplink, so single-plane code reads them unchanged;
+    a host built without `uplinks` has just that one.
+    """
+
     index: int
     name: str
     switch: int
     port: str
     speed_gbps: float
     pacing_gbps: float | None = None  # host traffic shaped to this rate on the uplink
+    uplinks: tuple[Uplink, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.uplinks:
+            object.__setattr__(self, "uplinks", (Uplink(0, self.switch, self.port),))
+        first = self.uplinks[0]
+        if (first.switch, first.port) != (self.switch, self.port):
+            raise ValueError(f"host {self.name}: switch/port differ from its first uplink")
+        if [u.plane for u in self.uplinks] != list(range(len(self.uplinks))):
+            raise ValueError(f"host {self.name}: uplinks must be one per plane, by plane")
+
+    def uplink_of_plane(self, plane: int) -> Uplink:
+        return self.uplinks[plane]
 
 
 @dataclass
@@ -63,6 +92,19 @@ class Fabric:
     @property
     def nr(self) -> int:
         return len(self.switches)
+
+    @cached_property
+    def planes(self) -> int:
+        """How many parallel dataplanes: 1 for a classic single-plane fabric."""
+        return 1 + max((s.plane for s in self.switches), default=0)
+
+    def switches_of_plane(self, plane: int) -> list[int]:
+        return [s.index for s in self.switches if s.plane == plane]
+
+    @cached_property
+    def plane_of_switch(self) -> np.ndarray:
+        """(nr,) int: each switch's plane."""
+        return np.array([s.plane for s in self.switches], dtype=np.int64)
 
     @cached_property
     def edges(self) -> np.ndarray:
@@ -95,9 +137,11 @@ class Fabric:
 
     @cached_property
     def hosts_of_switch(self) -> list[list[int]]:
+        """Per switch, the hosts cabled to it; a host counts under its switch in every plane."""
         table: list[list[int]] = [[] for _ in self.switches]
         for host in self.hosts:
-            table[host.switch].append(host.index)
+            for uplink in host.uplinks:
+                table[uplink.switch].append(host.index)
         return table
 
     def port_towards(self, switch: int, neighbour: int) -> str:
@@ -129,6 +173,8 @@ class _WiringChecker:
         self.port_users: dict[tuple[int, str], str] = {}
         # Where each port of a switch was first named: its declaration, else its first cable.
         self.port_origin: dict[tuple[int, str], PathKey] = {}
+        # Switch index -> (its `plane:`, its `switches:` entry), for switches that give one.
+        self.explicit_plane: dict[int, tuple[int, int]] = {}
 
     def error(
         self, path: tuple[str | int, ...], field_name: str, message: str, hint: str = ""
@@ -150,6 +196,7 @@ class _WiringChecker:
         used_ports: dict[int, list[str]] = {s.index: [] for s in switches}
 
         links: list[Link] = []
+        link_entries: list[int] = []  # the `links:` entry of each Link
         seen_pairs: dict[tuple[int, int], int] = {}
         for i, link in enumerate(spec.links):
             if link.a == link.b:
@@ -191,11 +238,38 @@ class _WiringChecker:
             seen_pairs[pair] = i
             speed = parse_speed_gbps(link.speed) if link.speed is not None else default_speed
             links.append(Link(len(links), a, a_port, b, b_port, speed))
+            link_entries.append(i)
 
-        hosts: list[Host] = []
+        host_ends = self._host_ends(index, declared, used_ports)
+
+        for switch in switches:
+            self._check_kernel_names(switch, switch.ports or tuple(used_ports[switch.index]))
+        planes = self._assign_planes(switches, links, link_entries, host_ends)
+        hosts = self._hosts(host_ends, planes, host_speed, pacing)
+        if not self.errors.errors:
+            self._check_connected(switches, links, planes)
+        self.errors.raise_if_any()
+        finished = [
+            replace(
+                s,
+                ports=s.ports if s.ports else tuple(used_ports[s.index]),
+                plane=planes[s.index],
+            )
+            for s in switches
+        ]
+        return Fabric(spec.fabric, finished, links, hosts)
+
+    def _host_ends(
+        self,
+        index: dict[str, int],
+        declared: dict[int, set[str]],
+        used_ports: dict[int, list[str]],
+    ) -> list[_HostEnds]:
+        """Each well-named host with the cabled ends of its uplinks (bad ends already reported)."""
+        result: list[_HostEnds] = []
         switch_names = set(index)
         seen_hosts: dict[str, int] = {}
-        for i, host in enumerate(spec.hosts):
+        for i, host in enumerate(self.spec.hosts):
             if host.name in seen_hosts:
                 self.error(
                     ("hosts", i, "name"),
@@ -213,36 +287,161 @@ class _WiringChecker:
                 )
                 continue
             seen_hosts[host.name] = i
-            end = self._endpoint(
-                host.uplink,
-                ("hosts", i, "uplink"),
-                f"hosts[{i}].uplink",
-                index,
-                declared,
-                f"host '{host.name}'",
-                used_ports,
-            )
-            if end is None:
-                continue
-            hosts.append(Host(len(hosts), host.name, end[0], end[1], host_speed, pacing))
+            ends: list[_UplinkEnd] = []
+            for j, text in enumerate(host.endpoints):
+                path: PathKey = (
+                    ("hosts", i, "uplink")
+                    if host.uplink is not None
+                    else ("hosts", i, "uplinks", j)
+                )
+                end = self._endpoint(
+                    text, path, format_path(path), index, declared, f"host '{host.name}'",
+                    used_ports,
+                )
+                if end is not None:
+                    ends.append(_UplinkEnd(j, end[0], end[1], path))
+            if len(ends) == len(host.endpoints):
+                result.append(_HostEnds(i, host.name, ends))
+        return result
 
-        for switch in switches:
-            self._check_kernel_names(switch, switch.ports or tuple(used_ports[switch.index]))
-        if not self.errors.errors:
-            self._check_connected(switches, links)
-        self.errors.raise_if_any()
-        finished = [
-            Switch(
-                s.index,
-                s.name,
-                s.platform,
-                s.role,
-                s.ports if s.ports else tuple(used_ports[s.index]),
-                s.mgmt,
-            )
-            for s in switches
+    def _assign_planes(
+        self,
+        switches: list[Switch],
+        links: list[Link],
+        link_entries: list[int],
+        host_ends: list[_HostEnds],
+    ) -> list[int]:
+        """Each switch's plane: its own `plane:`, else that of a switch its links reach, else
+        the position in `uplinks:` through which hosts reach it (a plane is a physical layer:
+        its switches form one island of the cabling)."""
+        nr = len(switches)
+        if nr == 0:
+            return []
+        labels = _islands(nr, links)
+        island_plane: dict[int, tuple[int, str]] = {}  # island -> (plane, switch that says so)
+        cross_links = self._report_cross_plane_links(switches, links, link_entries)
+        for i, (plane, entry) in sorted(self.explicit_plane.items()):
+            island = int(labels[i])
+            first = island_plane.setdefault(island, (plane, switches[i].name))
+            if first[0] != plane and not cross_links:
+                self.error(
+                    ("switches", entry, "plane"),
+                    f"switches[{entry}].plane",
+                    f"switch '{switches[i].name}' is in plane {plane} but its links reach "
+                    f"'{first[1]}' in plane {first[0]}",
+                    "a link never joins two planes",
+                )
+        explicit = set(island_plane)
+        for host in host_ends:
+            for end in host.ends:
+                island = int(labels[end.switch])
+                if island in explicit:
+                    continue
+                first = island_plane.setdefault(island, (end.position, host.name))
+                if first[0] != end.position:
+                    self.error(
+                        end.path,
+                        format_path(end.path),
+                        f"switch '{switches[end.switch].name}' would be in plane {end.position} "
+                        f"here but is in plane {first[0]} through host '{first[1]}'",
+                        "a switch is in exactly one plane: list every host's uplinks in the "
+                        "same plane order, or give the switches `plane:`",
+                    )
+        planes = [
+            self.explicit_plane[s][0] if s in self.explicit_plane
+            else island_plane.get(int(labels[s]), (0, ""))[0]
+            for s in range(nr)
         ]
-        return Fabric(spec.fabric, finished, links, hosts)
+        self._check_plane_numbers(switches, planes)
+        return planes
+
+    def _report_cross_plane_links(
+        self, switches: list[Switch], links: list[Link], link_entries: list[int]
+    ) -> bool:
+        """Report every link whose ends give different planes; True when there was one."""
+        found = False
+        for link in links:
+            ends = (self._plane_given(link.a), self._plane_given(link.b))
+            if None in ends or ends[0] == ends[1]:
+                continue
+            entry = link_entries[link.index]
+            self.error(
+                ("links", entry),
+                f"links[{entry}]",
+                f"joins switch '{switches[link.a].name}' (plane {ends[0]}) and "
+                f"'{switches[link.b].name}' (plane {ends[1]})",
+                "a link never joins two planes",
+            )
+            found = True
+        return found
+
+    def _plane_given(self, switch: int) -> int | None:
+        given = self.explicit_plane.get(switch)
+        return None if given is None else given[0]
+
+    def _check_plane_numbers(self, switches: list[Switch], planes: list[int]) -> None:
+        used = set(planes)
+        for missing in range(max(used) + 1):
+            if missing not in used:
+                above = next(s for s in range(len(planes)) if planes[s] > missing)
+                entry = self.explicit_plane.get(above, (0, above))[1]
+                self.error(
+                    ("switches", entry),
+                    f"switches[{entry}]",
+                    f"switch '{switches[above].name}' is in plane {planes[above]} but plane "
+                    f"{missing} has no switches",
+                    "number the planes 0, 1, 2, ... without gaps",
+                )
+                return
+
+    def _hosts(
+        self,
+        host_ends: list[_HostEnds],
+        planes: list[int],
+        host_speed: float,
+        pacing: float | None,
+    ) -> list[Host]:
+        """Hosts with their uplinks sorted by plane; each must reach every plane exactly once."""
+        count = 1 + max(planes, default=0)
+        hosts: list[Host] = []
+        for host in host_ends:
+            by_plane: dict[int, _UplinkEnd] = {}
+            for end in host.ends:
+                plane = planes[end.switch]
+                if plane in by_plane:
+                    earlier = by_plane[plane]
+                    self.error(
+                        end.path,
+                        format_path(end.path),
+                        f"host '{host.name}' reaches plane {plane} twice "
+                        f"(also through {format_path(earlier.path)})",
+                        "one uplink per plane",
+                    )
+                    continue
+                by_plane[plane] = end
+            missing = [p for p in range(count) if p not in by_plane]
+            if missing:
+                field_name = "uplinks" if self.spec.hosts[host.entry].uplinks else "uplink"
+                path: PathKey = ("hosts", host.entry, field_name)
+                self.error(
+                    path,
+                    format_path(path),
+                    f"host '{host.name}' has no uplink into plane {missing[0]} "
+                    f"(the fabric has {count} planes)",
+                    "list one SWITCH:PORT per plane under `uplinks:`",
+                )
+                continue
+            uplinks = tuple(
+                Uplink(p, by_plane[p].switch, by_plane[p].port) for p in range(count)
+            )
+            first = uplinks[0]
+            hosts.append(
+                Host(
+                    len(hosts), host.name, first.switch, first.port, host_speed, pacing,
+                    uplinks,
+                )
+            )
+        return hosts
 
     def _switches(self) -> list[Switch]:
         spec = self.spec
@@ -270,6 +469,8 @@ class _WiringChecker:
                         f"port '{duplicates[0]}' listed twice",
                         "port names must be unique",
                     )
+            if switch.plane is not None:
+                self.explicit_plane[len(result)] = (switch.plane, i)
             result.append(
                 Switch(
                     len(result),
@@ -424,24 +625,54 @@ class _WiringChecker:
                 "a link joins two different switches",
             )
 
-    def _check_connected(self, switches: list[Switch], links: list[Link]) -> None:
+    def _check_connected(
+        self, switches: list[Switch], links: list[Link], planes: list[int]
+    ) -> None:
+        """Every plane is one island: its switches reach each other without leaving it."""
         nr = len(switches)
         if nr == 0:
             return
-        rows = [link.a for link in links]
-        cols = [link.b for link in links]
-        graph = sp.csr_matrix((np.ones(len(links)), (rows, cols)), shape=(nr, nr))
-        count, labels = connected_components(graph, directed=False)
-        if count > 1:
-            main = Counter(labels.tolist()).most_common(1)[0][0]
-            stray = [switches[i].name for i in range(nr) if labels[i] != main]
+        labels = _islands(nr, links)
+        for plane in range(1 + max(planes)):
+            members = [s for s in range(nr) if planes[s] == plane]
+            islands = Counter(int(labels[s]) for s in members)
+            if len(islands) < 2:
+                continue
+            main = islands.most_common(1)[0][0]
+            stray = [switches[s].name for s in members if labels[s] != main]
+            graph = "the switch graph" if max(planes) == 0 else f"plane {plane}"
             self.error(
                 ("links",),
                 "links",
-                f"the switch graph is disconnected ({count} islands); "
+                f"{graph} is disconnected ({len(islands)} islands); "
                 f"cut off: {', '.join(stray[:6])}{' ...' if len(stray) > 6 else ''}",
-                "add links so that every switch reaches every other",
+                "add links so that every switch reaches every other"
+                + (" of its plane" if max(planes) else ""),
             )
+
+
+@dataclass(frozen=True)
+class _UplinkEnd:
+    position: int  # in the host's `uplinks:` list
+    switch: int
+    port: str
+    path: PathKey
+
+
+@dataclass(frozen=True)
+class _HostEnds:
+    entry: int  # in `hosts:`
+    name: str
+    ends: list[_UplinkEnd]
+
+
+def _islands(nr: int, links: list[Link]) -> np.ndarray:
+    """Connected-component label of every switch."""
+    rows = [link.a for link in links]
+    cols = [link.b for link in links]
+    graph = sp.csr_matrix((np.ones(len(links)), (rows, cols)), shape=(nr, nr))
+    _, labels = connected_components(graph, directed=False)
+    return labels
 
 
 def build_fabric(loaded: LoadedInventory) -> Fabric:

@@ -26,6 +26,29 @@ def _sample_pairs(nr: int, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
     return s, t, True
 
 
+def _sample_plane_pairs(plane_of: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Switch pairs within one plane (pairs across planes have no route to walk)."""
+    nr = len(plane_of)
+    if len(np.unique(plane_of)) == 1:
+        return _sample_pairs(nr, seed)
+    same = (plane_of[:, None] == plane_of[None, :]) & ~np.eye(nr, dtype=bool)
+    if int(same.sum()) <= MAX_PATH_PAIRS:
+        s, t = np.nonzero(same)
+        return s, t, False
+    rng = np.random.default_rng([seed, 0xD1CE])
+    order = np.argsort(plane_of, kind="stable")
+    sizes = np.bincount(plane_of)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    position = np.empty(nr, dtype=np.int64)
+    position[order] = np.arange(nr) - starts[plane_of[order]]
+    candidates = np.flatnonzero(sizes[plane_of] > 1)
+    s = candidates[rng.integers(len(candidates), size=MAX_PATH_PAIRS)]
+    size = sizes[plane_of[s]]
+    offset = rng.integers(1, size)
+    t = order[starts[plane_of[s]] + (position[s] + offset) % size]
+    return s, t, True
+
+
 def distinct_paths(next_hop: np.ndarray, s: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Number of different switch paths the layers give each (s, t) pair."""
     layers = next_hop.shape[0]
@@ -63,7 +86,9 @@ def _minimal_distances(compiled: CompiledFabric) -> np.ndarray:
 def build_report(compiled: CompiledFabric) -> dict[str, Any]:
     fabric, routing = compiled.fabric, compiled.routing
     nr = fabric.nr
-    off_diagonal = ~np.eye(nr, dtype=bool)
+    plane_of = fabric.plane_of_switch
+    # Routes join switches of one plane; with one plane, every pair.
+    off_diagonal = ~np.eye(nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])
     minimal = _minimal_distances(compiled)[off_diagonal].astype(np.float64)
     layers = []
     per_layer_routes = layer_route_counts(
@@ -93,19 +118,23 @@ def build_report(compiled: CompiledFabric) -> dict[str, Any]:
                 },
             }
         )
-    s, t, sampled = _sample_pairs(nr, compiled.seed)
+    s, t, sampled = _sample_plane_pairs(plane_of, compiled.seed)
     distinct = distinct_paths(routing.next_hop, s, t) if len(s) else np.zeros(0, np.int64)
     counts = compiled.route_counts or [0]
+    planes = {"planes": fabric.planes} if fabric.planes > 1 else {}
     return {
         "fabric": fabric.name,
         "switches": nr,
         "hosts": len(fabric.hosts),
         "links": len(fabric.links),
+        **planes,
         "layers": layers,
         "forwarding_entries_per_switch": {
             "min": int(min(counts)),
             "max": int(max(counts)),
-            "layer_routes_formula": "layers * (switches - 1)",
+            "layer_routes_formula": "layers * (plane switches - 1)"
+            if planes
+            else "layers * (switches - 1)",
         },
         "path_diversity": {
             "pairs_examined": len(s),

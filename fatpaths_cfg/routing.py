@@ -93,8 +93,9 @@ def layer_adjacency(nr: int, edges: np.ndarray, mask: np.ndarray) -> sp.csr_matr
 def layer_route_counts(
     nr: int, edges: np.ndarray, layers: list[Layer], routing: Routing
 ) -> np.ndarray:
-    """[layer, switch] routes: Nr-1 each, or the number of equal-cost next hops with ECMP."""
-    counts = np.full((len(layers), nr), nr - 1, dtype=np.int64)
+    """[layer, switch] routes: one per reachable destination switch (Nr-1 in one plane, the
+    plane's switches but one with parallel planes), or the equal-cost next hops with ECMP."""
+    counts = (routing.dist != UNREACHABLE).sum(axis=2).astype(np.int64) - 1
     if routing.ecmp:
         for i, layer in enumerate(layers):
             adjacency = layer_adjacency(nr, edges, layer.links)

@@ -156,8 +156,8 @@ def test_plan_is_in_fabric_json_and_addresses_csv(tmp_path: Path) -> None:
     data = json.loads((out / "fabric.json").read_text(encoding="utf-8"))
     assert data["addressing"]["layout"]["layer_bits"] == 2
     rows = list(csv.reader(io.StringIO((out / "hosts" / "addresses.csv").read_text())))
-    assert rows[0] == ["host", "layer", "address"]
+    assert rows[0] == ["host", "plane", "layer", "address"]
     assert len(rows) - 1 == 12 * 3
-    assert rows[1] == ["h1a", "1", data["addressing"]["hosts"][0]["addresses"][0]["v4"]]
+    assert rows[1] == ["h1a", "0", "1", data["addressing"]["hosts"][0]["addresses"][0]["v4"]]
     addresses = json.loads((out / "hosts" / "addresses.json").read_text(encoding="utf-8"))
     assert addresses["hosts"] == data["addressing"]["hosts"]

@@ -7,11 +7,14 @@ from typing import Any
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory.load import LoadedInventory
-from fatpaths_cfg.inventory.schema import InventorySpec
+from fatpaths_cfg.inventory.schema import MAX_PLANES, InventorySpec
+from fatpaths_cfg.layers.planes import plane_seed
 from fatpaths_cfg.topologies import generate
 from fatpaths_cfg.topologies.base import GeneratedTopology, TopologyParameterError
 
 DEFAULT_WIRING_SEED = 1
+# Kinds whose wiring depends on the seed: the only ones whose planes can differ.
+SEEDED_KINDS = ("jellyfish", "xpander")
 
 
 def topology_wiring(topology: GeneratedTopology, port_prefix: str = "Ethernet") -> dict[str, Any]:
@@ -54,6 +57,68 @@ def topology_wiring(topology: GeneratedTopology, port_prefix: str = "Ethernet") 
     return {"switches": switches, "links": links, "hosts": hosts}
 
 
+def planes_wiring(planes: list[GeneratedTopology], port_prefix: str = "Ethernet") -> dict[str, Any]:
+    """Inventory data of parallel planes: each plane's switches named with a `pN-` prefix and
+    `plane: N`, and host j of rack r cabled to rack r's switch in every plane.
+
+    One plane is exactly `topology_wiring`, so single-plane inventories keep their bytes.
+    """
+    if len(planes) == 1:
+        return topology_wiring(planes[0], port_prefix)
+    switches: list[dict[str, Any]] = []
+    links: list[dict[str, Any]] = []
+    uplinks: dict[str, list[str]] = {}
+    for plane, topology in enumerate(planes):
+        wiring = topology_wiring(topology, port_prefix)
+        prefix = f"p{plane}-"
+        switches += [
+            {**sw, "name": prefix + sw["name"], "plane": plane} for sw in wiring["switches"]
+        ]
+        links += [{"a": prefix + link["a"], "b": prefix + link["b"]} for link in wiring["links"]]
+        for host in wiring["hosts"]:
+            uplinks.setdefault(host["name"], []).append(prefix + host["uplink"])
+    hosts = [{"name": name, "uplinks": ends} for name, ends in uplinks.items()]
+    # Same kind and parameters give every plane the same racks and hosts per rack.
+    assert all(len(h["uplinks"]) == len(planes) for h in hosts)
+    return {"switches": switches, "links": links, "hosts": hosts}
+
+
+def run_plane_generators(
+    kind: str,
+    params: dict[str, Any],
+    file: str,
+    line_of: Callable[[str], int],
+    field_prefix: str = "generate",
+) -> list[GeneratedTopology]:
+    """One topology per plane from `planes:` (1..8) and `heterogeneous:` (each plane its own
+    seeded wiring on the same racks) beside the kind's own parameters."""
+    params = dict(params)
+    planes = params.pop("planes", 1)
+    heterogeneous = params.pop("heterogeneous", False)
+
+    def bad(name: str, message: str, hint: str) -> UserErrors:
+        return UserErrors.single(file, f"{field_prefix}.{name}", message, hint, line=line_of(name))
+
+    if isinstance(planes, bool) or not isinstance(planes, int) or not 1 <= planes <= MAX_PLANES:
+        raise bad("planes", f"planes must be 1..{MAX_PLANES}, got {planes!r}",
+                  "P-Net attaches hosts to at most 8 planes")
+    if not isinstance(heterogeneous, bool):
+        raise bad("heterogeneous", f"must be true or false, got {heterogeneous!r}",
+                  "true: every plane its own random wiring")
+    if heterogeneous and kind not in SEEDED_KINDS:
+        raise bad("heterogeneous", f"kind {kind!r} has one wiring only",
+                  "heterogeneous planes need a seeded kind: " + ", ".join(SEEDED_KINDS))
+    first = run_generator(kind, params, file, line_of, field_prefix)
+    if not heterogeneous:
+        return [first] * planes
+    seed = params.get("seed", DEFAULT_WIRING_SEED)
+    topologies = [first]
+    for plane in range(1, planes):
+        plane_params = {**params, "seed": plane_seed(seed, plane)}
+        topologies.append(run_generator(kind, plane_params, file, line_of, field_prefix))
+    return topologies
+
+
 def run_generator(
     kind: str,
     params: dict[str, Any],
@@ -87,13 +152,13 @@ def expand_generator(loaded: LoadedInventory) -> InventorySpec:
     spec = loaded.spec
     assert spec.generate is not None
     params = spec.generate.parameters()
-    topology = run_generator(
+    planes = run_plane_generators(
         spec.generate.kind,
         params,
         loaded.source.file,
         lambda name: loaded.source.line_of(("generate", name)),
     )
-    wiring = topology_wiring(topology, spec.defaults.port_prefix)
+    wiring = planes_wiring(planes, spec.defaults.port_prefix)
     data = spec.model_dump(exclude={"generate"})
     data.update(wiring)
     return InventorySpec.model_validate(data)

@@ -26,6 +26,8 @@ SAFE_PORT = r"^[A-Za-z][A-Za-z0-9/._-]{0,31}$"
 ENDPOINT = re.compile(
     r"^(?P<switch>[A-Za-z][A-Za-z0-9_-]{0,62}):(?P<port>[A-Za-z][A-Za-z0-9/._-]{0,31})$"
 )
+# P-Net (CoNEXT'22) attaches a host to at most 8 parallel planes.
+MAX_PLANES = 8
 SPEED = re.compile(r"^(?P<value>[0-9]+(\.[0-9]+)?)\s*(?P<unit>[MGT])$")
 
 Platform = Literal["frr", "sonic", "eos", "linux"]
@@ -95,6 +97,8 @@ class SwitchSpec(StrictModel):
     ports: Annotated[int, Field(ge=1, le=1024)] | list[PortName] | None = None
     mgmt: IPAddressText | None = None
     role: Name | None = None
+    # The parallel dataplane (0-based); without it, inferred from the host uplinks' order.
+    plane: Annotated[int, Field(ge=0, le=MAX_PLANES - 1)] | None = None
 
 
 def _check_endpoint(value: str) -> str:
@@ -122,13 +126,34 @@ class LinkSpec(StrictModel):
 
 
 class HostSpec(StrictModel):
+    """A host cabled into one plane (`uplink`) or into every plane (`uplinks`, one each)."""
+
     name: Name
-    uplink: str
+    uplink: str | None = None
+    uplinks: Annotated[list[str], Field(min_length=1, max_length=MAX_PLANES)] | None = None
 
     @field_validator("uplink")
     @classmethod
-    def _endpoint(cls, value: str) -> str:
-        return _check_endpoint(value)
+    def _endpoint(cls, value: str | None) -> str | None:
+        return None if value is None else _check_endpoint(value)
+
+    @field_validator("uplinks")
+    @classmethod
+    def _endpoints(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [_check_endpoint(v) for v in value]
+
+    @model_validator(mode="after")
+    def _one_form(self) -> HostSpec:
+        if (self.uplink is None) == (self.uplinks is None):
+            raise ValueError(
+                "give exactly one of `uplink: SWITCH:PORT` (one plane) or "
+                "`uplinks: [SWITCH:PORT, ...]` (one per plane)"
+            )
+        return self
+
+    @property
+    def endpoints(self) -> list[str]:
+        return [self.uplink] if self.uplink is not None else list(self.uplinks or [])
 
 
 class GenerateSpec(BaseModel):

@@ -162,6 +162,6 @@ def render_host(view: HostView) -> str:
 def addresses_csv(fabric: Fabric, plan: AddressPlan) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["host", "layer", "address"])
+    writer.writerow(["host", "plane", "layer", "address"])
     writer.writerows(plan.address_rows(fabric))
     return buffer.getvalue()

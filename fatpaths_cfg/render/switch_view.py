@@ -145,20 +145,25 @@ class ViewBuilder:
         fabric, plan = self.compiled.fabric, self.plan
         layers = range(plan.layer_count)
         members = fabric.hosts_of_switch[switch]
+        plane = fabric.switches[switch].plane  # hosts' addresses in this switch's plane
         v4, v6 = plan.v4, plan.v6
         ports = []
         for h in members:
             host = fabric.hosts[h]
-            proxied = tuple(v6.hosts[i][o] for o in members if o != h for i in layers) if v6 else ()
+            proxied = (
+                tuple(v6.host_address(plane, i, o) for o in members if o != h for i in layers)
+                if v6
+                else ()
+            )
             ports.append(
                 HostPort(
-                    port=host.port,
+                    port=host.uplinks[plane].port,
                     host=host.name,
                     mac=plan.host_macs[h] if plan.host_macs else None,
                     gateways_v4=_gateways(v4, switch, layers),
                     gateways_v6=_gateways(v6, switch, layers),
-                    addresses_v4=tuple(v4.hosts[i][h] for i in layers) if v4 else (),
-                    addresses_v6=tuple(v6.hosts[i][h] for i in layers) if v6 else (),
+                    addresses_v4=tuple(v4.host_address(plane, i, h) for i in layers) if v4 else (),
+                    addresses_v6=tuple(v6.host_address(plane, i, h) for i in layers) if v6 else (),
                     proxied_v6=proxied,
                     speed_mbps=round(host.speed_gbps * 1000),
                 )
