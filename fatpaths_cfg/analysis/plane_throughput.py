@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 import scipy.sparse as sp
-
 from scipy.sparse.csgraph import dijkstra
 
 from fatpaths_cfg.analysis.planes import (
@@ -40,6 +39,9 @@ ECMP_PATH_LIMIT = 64
 _HASH_SALT = 0x9E3779B97F4A7C15
 # Larger LPs go to the interior-point solver, which is much faster on them than simplex.
 _IPM_COLUMNS = 1_000
+# Column generation stops once T is provably within this share of the optimum.
+MCF_GAP = 1e-4
+_FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 # A generated column must raise T by more than this per unit of flow to be worth another round.
 _REDUCED_COST_TOLERANCE = 1e-7
 
@@ -265,9 +267,10 @@ def path_throughput(
     traffic: PlaneTraffic,
     candidates: list[list[tuple[int, Path]]],
     unit_gbps: float,
-) -> tuple[float, int]:
+) -> tuple[float, int, np.ndarray]:
     """Solve the path LP: max T, each commodity's path flows sum to T * demand, every directed
-    link, host uplink group and (one-to-one patterns) commodity plane within capacity."""
+    link, host uplink group and (one-to-one patterns) commodity plane within capacity.
+    Returns (T in Gb/s, paths, row duals)."""
     tables, capacity = _link_lookup(planes)
     counts = np.array([len(c) for c in candidates], dtype=np.int64)
     n_paths = int(counts.sum())
@@ -284,8 +287,11 @@ def path_throughput(
     if np.any(hop_link < 0):
         raise ValueError("a candidate path uses a link its plane does not have")
 
-    n_cols = 1 + n_paths  # column 0 is T
-    col = 1 + np.arange(n_paths, dtype=np.int64)
+    # Columns: one copy T_c of T per commodity, chained equal, then the paths. A single T
+    # column would touch every demand row and make the interior-point factorisation dense.
+    n_comm = len(candidates)
+    n_cols = n_comm + n_paths
+    col = n_comm + np.arange(n_paths, dtype=np.int64)
     n_planes = planes.planes
     uplink = np.array(planes.uplink_gbps) / unit_gbps
     per_rack = planes.hosts_per_rack()
@@ -293,12 +299,12 @@ def path_throughput(
     demand_rows = np.arange(len(candidates), dtype=np.int64)
     lp.block(
         np.concatenate([path_commodity, demand_rows]),
-        np.concatenate([col, np.zeros(len(candidates), dtype=np.int64)]),
+        np.concatenate([col, demand_rows]),
         np.concatenate([np.ones(n_paths), -traffic.demand]),
         np.zeros(len(candidates)),
         np.zeros(len(candidates)),
     )
-    lp.block(hop_link, 1 + hop_path, np.ones(len(hop_link)),
+    lp.block(hop_link, n_comm + hop_path, np.ones(len(hop_link)),
              np.full(len(capacity), -np.inf), capacity / unit_gbps)
     for racks in (traffic.src, traffic.dst):
         group = racks[path_commodity] * n_planes + path_plane
@@ -308,6 +314,10 @@ def path_throughput(
         group = path_commodity * n_planes + path_plane
         bound = (traffic.pairs[:, None] * uplink[None, :]).ravel()
         lp.block(group, col, np.ones(n_paths), np.full(len(bound), -np.inf), bound)
+    chain = np.arange(n_comm - 1, dtype=np.int64)
+    lp.block(np.concatenate([chain, chain]), np.concatenate([chain, chain + 1]),
+             np.concatenate([np.ones(n_comm - 1), -np.ones(n_comm - 1)]),
+             np.zeros(n_comm - 1), np.zeros(n_comm - 1))
     value, duals = _solve(lp, n_cols, np.inf)
     return value * unit_gbps, n_paths, duals
 
@@ -403,23 +413,30 @@ def mcf_throughput(
             : planes.racks * n_planes
         ].reshape(-1, n_planes)
         rest = n_comm + n_links + 2 * planes.racks * n_planes
-        y_pair = (duals[rest:].reshape(n_comm, n_planes) if traffic.one_to_one
+        y_pair = (duals[rest : rest + n_comm * n_planes].reshape(n_comm, n_planes)
+                  if traffic.one_to_one
                   else np.zeros((n_comm, n_planes)))
         added = 0
+        worst = np.zeros(n_comm)  # each commodity's largest reduced cost over the planes
+        inter_rack = np.nonzero(traffic.src != traffic.dst)[0]
         for plane, table in enumerate(tables):
             cost, parent = _dual_shortest_paths(table, y_link, traffic.src)
             gain = -(y_demand + y_egress[traffic.src, plane] + y_ingress[traffic.dst, plane]
                      + y_pair[:, plane])
-            for c in np.nonzero(traffic.src != traffic.dst)[0].tolist():
-                s, t = int(traffic.src[c]), int(traffic.dst[c])
-                if gain[c] - cost[s, t] <= _REDUCED_COST_TOLERANCE:
-                    continue
-                path = _walk_back(parent, s, t)
+            reduced = np.zeros(n_comm)
+            reduced[inter_rack] = gain[inter_rack] - cost[traffic.src[inter_rack],
+                                                           traffic.dst[inter_rack]]
+            np.maximum(worst, reduced, out=worst)
+            for c in np.nonzero(reduced > _REDUCED_COST_TOLERANCE)[0].tolist():
+                path = _walk_back(parent, int(traffic.src[c]), int(traffic.dst[c]))
                 if (plane, path) not in known[c]:
                     known[c].add((plane, path))
                     candidates[c].append((plane, path))
                     added += 1
-        if added == 0:
+        # Raising each demand row's dual by its commodity's worst reduced cost makes the duals
+        # feasible for every path; rescaled, they bound the optimum by T / (1 - gap).
+        gap = float(traffic.demand @ worst)
+        if added == 0 or gap <= MCF_GAP:
             return value, n_paths, rounds
     raise RuntimeError(f"multicommodity flow did not converge in {max_rounds} rounds")
 
@@ -469,10 +486,22 @@ def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float
     solver.setOptionValue("threads", 1)
     if n_cols > _IPM_COLUMNS:
         solver.setOptionValue("solver", "ipm")
+        # Crossover to a vertex takes most of the time on these degenerate LPs and is not
+        # needed: T and the duals for column generation come from the interior solution.
+        solver.setOptionValue("run_crossover", "off")
+        # Postsolve of an interior solution spoils the duals column generation prices with.
+        solver.setOptionValue("presolve", "off")
     solver.passModel(model)
     solver.run()
-    if solver.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"throughput LP not solved: {solver.modelStatusToString(solver.getModelStatus())}")
+    status = solver.getModelStatus()
+    info = solver.getInfo()
+    # Without crossover HiGHS reports an interior solution that meets its tolerances as
+    # "unknown" with feasible primal and dual solutions.
+    interior = (status == highspy.HighsModelStatus.kUnknown
+                and info.primal_solution_status == _FEASIBLE
+                and info.dual_solution_status == _FEASIBLE)
+    if status != highspy.HighsModelStatus.kOptimal and not interior:
+        raise RuntimeError(f"throughput LP not solved: {solver.modelStatusToString(status)}")
     solution = solver.getSolution()
     return float(solution.col_value[0]), np.asarray(solution.row_dual)
 

@@ -9,13 +9,13 @@ paths of FatPaths layers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from fatpaths_cfg.fabric import Fabric
 from fatpaths_cfg.topologies import generate
 
 IntArray = np.ndarray
@@ -77,12 +77,15 @@ def jellyfish_planes(
     seed: int,
     link_gbps: float,
 ) -> PlaneSet:
-    """Jellyfish planes from the repository's generator: plane p of a heterogeneous set is drawn
-    with seed + p, a homogeneous set repeats the graph of `seed` in every plane."""
+    """Jellyfish planes from the repository's generator, seeded as `generate: {planes:,
+    heterogeneous:}` seeds them: a heterogeneous set draws plane p with the compiler's per-plane
+    seed, a homogeneous set repeats the graph of `seed` in every plane."""
+    from fatpaths_cfg.layers.planes import plane_seed
+
     params = {"nr": racks, "k": degree, "p": hosts_per_rack}
     graphs = []
     for plane in range(planes):
-        topology = generate("jellyfish", params, seed + plane if heterogeneous else seed)
+        topology = generate("jellyfish", params, plane_seed(seed, plane) if heterogeneous else seed)
         graphs.append(np.array(topology.edges, dtype=np.int64).reshape(-1, 2))
     return PlaneSet(
         name=name,
@@ -188,9 +191,68 @@ def layer_paths(next_hop: np.ndarray, s: int, t: int) -> list[Path]:
     return unique
 
 
-def plane_seed(seed: int, plane: int, purpose: int) -> np.random.Generator:
-    return np.random.default_rng([seed, plane, purpose])
 
 
-def pairs_of(src: Sequence[int], dst: Sequence[int]) -> list[tuple[int, int]]:
-    return sorted(set(zip(src, dst, strict=True)))
+def plane_set_from_fabric(fabric: Fabric) -> tuple[PlaneSet, list[np.ndarray]]:
+    """The plane set of a compiled fabric, plus per plane the fabric switch index of each node.
+
+    Rack r is the r-th plane-0 switch with hosts; its switch in plane p is where the rack's
+    hosts plug their plane-p uplink. Switches without hosts (spines) follow the racks.
+    """
+    planes = fabric.planes
+    rack_of_switch: dict[int, int] = {}
+    for host in fabric.hosts:
+        rack_of_switch.setdefault(host.uplinks[0].switch, len(rack_of_switch))
+    racks = len(rack_of_switch)
+    host_rack = np.array([rack_of_switch[h.uplinks[0].switch] for h in fabric.hosts], np.int64)
+    members: list[np.ndarray] = []
+    for plane in range(planes):
+        node: dict[int, int] = {}
+        for host in fabric.hosts:
+            if len(host.uplinks) != planes:
+                raise ValueError(f"host {host.name} has {len(host.uplinks)} uplinks, "
+                                 f"the fabric has {planes} planes")
+            switch = host.uplinks[plane].switch
+            rack = rack_of_switch[host.uplinks[0].switch]
+            if node.setdefault(switch, rack) != rack:
+                raise ValueError(f"plane {plane}: switch {fabric.switches[switch].name} serves "
+                                 "hosts of two racks")
+        for switch in fabric.switches_of_plane(plane):
+            node.setdefault(switch, len(node))
+        order = np.empty(len(node), dtype=np.int64)
+        order[list(node.values())] = list(node.keys())
+        members.append(order)
+    edges, link_gbps = [], []
+    for plane in range(planes):
+        local = {int(s): i for i, s in enumerate(members[plane])}
+        links = [link for link in fabric.links if fabric.switches[link.a].plane == plane]
+        speeds = {link.speed_gbps for link in links}
+        if len(speeds) > 1:
+            raise ValueError(f"plane {plane} mixes link speeds {sorted(speeds)}: the plane "
+                             "analysis takes one speed per plane")
+        edges.append(np.array([[local[link.a], local[link.b]] for link in links],
+                              dtype=np.int64).reshape(-1, 2))
+        link_gbps.append(speeds.pop() if speeds else 0.0)
+    uplink = min((h.speed_gbps for h in fabric.hosts), default=1.0)
+    plane_set = PlaneSet(
+        name=fabric.name,
+        racks=racks,
+        edges=tuple(edges),
+        link_gbps=tuple(link_gbps),
+        uplink_gbps=(uplink,) * planes,
+        host_rack=host_rack,
+        switches=max(len(m) for m in members),
+    )
+    return plane_set, members
+
+
+def plane_next_hops(next_hop: np.ndarray, members: list[np.ndarray]) -> list[np.ndarray]:
+    """Per plane, the compiled layers' next hops [layer, node, node] in plane-local numbering
+    (a fabric layer is the union of every plane's layer, so it splits back per plane)."""
+    tables = []
+    for order in members:
+        local = np.full(next_hop.shape[1], -1, dtype=np.int64)
+        local[order] = np.arange(len(order))
+        sub = next_hop[:, order][:, :, order].astype(np.int64)
+        tables.append(np.where(sub >= 0, local[np.maximum(sub, 0)], -1))
+    return tables
