@@ -206,11 +206,33 @@ def analyze_command(
     max_iterations: int = typer.Option(
         20_000, "--max-iterations", help="Iteration cap per permutation (--convergence)."
     ),
+    planes: bool = typer.Option(
+        False,
+        "--planes",
+        help="Instead: parallel dataplanes (P-Net), MAT per scheme and K for permutation and "
+        "all-to-all, and hop count under random link failures (writes OUT/planes).",
+    ),
+    plane_schemes: str = typer.Option(
+        "mcf,ecmp,ksp,ksp-total,fatpaths", "--plane-schemes",
+        help="Comma-separated (--planes): mcf, ecmp, ksp, ksp-total, fatpaths.",
+    ),
+    k_values: str = typer.Option(
+        "1,2,4,8", "--k", help="Comma-separated K values of ksp and ksp-total (--planes)."
+    ),
+    failure_shares: str = typer.Option(
+        "0,0.1,0.2,0.3,0.4,0.5", "--failures",
+        help="Comma-separated shares of links failed (--planes).",
+    ),
+    trials: int = typer.Option(5, "--trials", min=1, help="Failure draws per share (--planes)."),
 ) -> None:
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
     from fatpaths_cfg.commands import run_or_exit
 
     compiled = run_or_exit(lambda: load_compiled(out))
+    if planes:
+        planes_command(compiled, results or out / "planes", plane_schemes, k_values,
+                       failure_shares, trials, seed)
+        return
     if convergence:
         convergence_command(compiled, results or out / "convergence", permutations, seed,
                             max_iterations)
@@ -299,6 +321,59 @@ def convergence_command(
     if m < n:
         print(f"warning: m={m} < n={n}: full-rate flows (p=1) cannot be routed without a bad link")
     print(f"wrote {target / 'convergence.json'} and {target / 'convergence.png'}")
+
+
+def _numbers(text: str, flag: str, kind: type[int] | type[float]) -> list[Any]:
+    try:
+        return [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        console.print(f"error: {flag}: not a comma-separated list of numbers: {text}",
+                      style="red", markup=False)
+        raise typer.Exit(2) from None
+
+
+def planes_command(
+    compiled: LoadedCompiled, target: Path, schemes: str, k_values: str,
+    failure_shares: str, trials: int, seed: int,
+) -> None:
+    from fatpaths_cfg.analysis.plane_report import (
+        PLANE_PATTERNS,
+        PlaneStudy,
+        planes_plot,
+        study_planes,
+    )
+    from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
+    from fatpaths_cfg.analysis.planes import plane_next_hops, plane_set_from_fabric
+    from fatpaths_cfg.commands import run_or_exit
+
+    scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
+    unknown = [s for s in scheme_list if s not in PLANE_SCHEMES]
+    if unknown:
+        console.print(f"error: --plane-schemes: unknown {', '.join(unknown)} "
+                      f"(one of {', '.join(PLANE_SCHEMES)})", style="red")
+        raise typer.Exit(2)
+    ks = _numbers(k_values, "--k", int)
+    shares = _numbers(failure_shares, "--failures", float)
+    if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
+        console.print("error: --k values must be >= 1 and --failures shares in [0, 1]",
+                      style="red")
+        raise typer.Exit(2)
+    plane_set, members = plane_set_from_fabric(compiled.fabric)
+    run_or_exit(lambda: check_output_target(target, "analyze"))
+    study = PlaneStudy(PLANE_PATTERNS, tuple(scheme_list), tuple(ks), tuple(shares), trials, seed)
+    result = study_planes(plane_set, study, plane_next_hops(compiled.next_hop, members),
+                          lambda line: console.print(line, markup=False, highlight=False))
+    result.pop("cpu_seconds")  # same inventory and seed give byte-identical files
+    tree = OutputTree("analyze")
+    tree.add_json("planes.json", result)
+    title = (f"{plane_set.name}: {plane_set.planes} plane(s), {plane_set.hosts} hosts, "
+             f"seed {seed}")
+    tree.add_bytes("planes.png", planes_plot([result], title))
+    run_or_exit(lambda: tree.commit(target))
+    for point in result["hops_under_failures"]:
+        console.print(f"{point['share']:.0%} links failed: mean hop count "
+                      f"{point['mean_hops']:.3f}, unreachable pairs {point['unreachable']:.2%}")
+    console.print(f"wrote {target / 'planes.json'} and {target / 'planes.png'}", markup=False)
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -1,0 +1,198 @@
+"""Benchmark: P-Net's 686-host Jellyfish comparison (CoNEXT'22, 5.1.1 and 5.4), LP and hop count.
+
+Four fabrics on the same 98 racks of 7 hosts, every switch with 7 network ports (a 14-port
+switch, the k = 14 fat tree's; 98 x 7 = 686 = k^3/4 hosts):
+
+- serial 400G: one Jellyfish plane, 400 Gb/s links and host NICs;
+- serial 100G: the same graph at 100 Gb/s;
+- homogeneous 4 x 100G: that graph four times, each host with a 100 Gb/s uplink into each;
+- heterogeneous 4 x 100G: four Jellyfish graphs drawn with the compiler's per-plane seeds.
+
+Each plane switch moves a quarter of a serial 400G switch's bits over the same port count, so
+the four planes together have the serial 400G fabric's switching capacity and radix.
+
+Measured: maximum achievable throughput (MAT, Gb/s per host) for a random permutation and for
+all-to-all, unconstrained (mcf), ECMP with a hashed plane, K shortest paths over all planes
+(`ksp-total`, the paper's K) as K grows, and FatPaths layers per plane; then the mean best-plane
+hop count with 0..50% of links failed at random. Serial 400G's MAT is serial 100G's times four:
+multiplying every capacity of an LP by four multiplies its optimum by four, so it is not solved
+again (`--solve-400g` solves it anyway). Serial 400G and 100G share their hop counts.
+
+    PYTHONPATH=. python benchmarks/pnet_compare.py [--seed N] [--figure F] [--json]
+
+Flow completion times and RPC latency (5.1.2, 5.2.1) come from the packet simulator: see
+`SIMULATED_PARTS` below, the hook where they are wired in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fatpaths_cfg.analysis.plane_report import PlaneStudy, planes_plot, study_planes
+from fatpaths_cfg.analysis.plane_throughput import fatpaths_next_hops
+from fatpaths_cfg.analysis.planes import PlaneSet, jellyfish_planes
+
+RACKS, HOSTS_PER_RACK, NETWORK_PORTS, PLANES = 98, 7, 7, 4
+TARGET_SECONDS = 300.0
+# P-Net's reading of its own figures, for the comparison lines (normalised to serial 100G).
+PAPER = {
+    "permutation ksp K=8, 4 planes": "about 60% of 4x (Fig. 8b)",
+    "K to saturate 4 planes": "32 (Fig. 8c: N planes need N times the serial K of 8)",
+    "hop count at 40% failed": "serial +22%, homogeneous +3% (Fig. 14)",
+}
+
+# Hook for the packet-simulator parts (FCT of 100 kB..1 GB permutation flows, 1500 B RPC
+# latency). Set to a function taking {fabric name: PlaneSet} and the seed and returning a JSON-
+# ready dict; `--sim` then runs it and adds its output under "simulated".
+SIMULATED_PARTS: Callable[[dict[str, PlaneSet], int], dict[str, Any]] | None = None
+
+
+def fabrics(seed: int) -> dict[str, PlaneSet]:
+    def jellyfish(name: str, planes: int, heterogeneous: bool, gbps: float) -> PlaneSet:
+        return jellyfish_planes(name, RACKS, NETWORK_PORTS, HOSTS_PER_RACK, planes,
+                                heterogeneous, seed, gbps)
+
+    return {
+        "serial-400G": jellyfish("serial-400G", 1, False, 400.0),
+        "serial-100G": jellyfish("serial-100G", 1, False, 100.0),
+        "homogeneous-4x100G": jellyfish("homogeneous-4x100G", PLANES, False, 100.0),
+        "heterogeneous-4x100G": jellyfish("heterogeneous-4x100G", PLANES, True, 100.0),
+    }
+
+
+def scaled(result: dict[str, Any], name: str, factor: float) -> dict[str, Any]:
+    """Another fabric's result with every MAT multiplied (LP optimum is linear in capacity)."""
+    def scale(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: scale(v) for k, v in value.items()}
+        return round(value * factor, 3)
+
+    out = dict(result)
+    out["fabric"] = name
+    out["max_achievable_throughput_gbps"] = scale(result["max_achievable_throughput_gbps"])
+    out["link_gbps"] = [g * factor for g in result["link_gbps"]]
+    out["uplink_gbps"] = [g * factor for g in result["uplink_gbps"]]
+    out["scaled_from"] = result["fabric"]
+    return out
+
+
+def summary_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    base = results["serial-100G"]["max_achievable_throughput_gbps"]
+    lines = ["| fabric | pattern | mcf | ecmp | fatpaths | ksp-total by K |",
+             "|---|---|---|---|---|---|"]
+    for name, result in results.items():
+        for pattern, row in result["max_achievable_throughput_gbps"].items():
+            # Normalised to serial 100G's best: its MCF, or its largest-K KSP without one.
+            ref = base[pattern].get("mcf") or max(base[pattern]["ksp-total"].values())
+
+            def rel(v: float, ref: float = ref) -> str:
+                return f"{v:.1f} ({v / ref:.2f}x)"
+
+            ksp = row.get("ksp-total", {})
+            sweep = ", ".join(f"{k}: {v / ref:.2f}x" for k, v in ksp.items())
+            mcf = rel(row["mcf"]) if "mcf" in row else "-"
+            lines.append(f"| {name} | {pattern} | {mcf} | {rel(row['ecmp'])} | "
+                         f"{rel(row['fatpaths']) if 'fatpaths' in row else '-'} | {sweep} |")
+    return lines
+
+
+def hop_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    shares = [p["share"] for p in results["serial-100G"]["hops_under_failures"]]
+    lines = ["| fabric | " + " | ".join(f"{s:.0%}" for s in shares) + " |",
+             "|---|" + "---|" * len(shares)]
+    for name, result in results.items():
+        if name == "serial-400G":
+            continue
+        points = result["hops_under_failures"]
+        base = points[0]["mean_hops"]
+        cells = [f"{p['mean_hops']:.3f} ({p['mean_hops'] / base - 1:+.0%})" for p in points]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--k", default="1,2,4,8,16,32", help="K values of ksp-total")
+    parser.add_argument("--k-all-to-all", default="1,2,4,8",
+                        help="K values of ksp-total for all-to-all (its LPs are 14x larger)")
+    parser.add_argument("--all-to-all-mcf", action="store_true",
+                        help="also solve all-to-all's unconstrained MCF (minutes per fabric)")
+    parser.add_argument("--failures", default="0,0.1,0.2,0.3,0.4,0.5")
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--layers", type=int, default=4, help="FatPaths layers per plane")
+    parser.add_argument("--rho", type=float, default=0.6)
+    parser.add_argument("--solve-400g", action="store_true",
+                        help="solve serial 400G's LPs instead of scaling serial 100G's")
+    parser.add_argument("--figure", type=Path, default=Path("benchmarks/figures/pnet_compare.png"))
+    parser.add_argument("--json", action="store_true", help="print all results as JSON")
+    parser.add_argument("--sim", action="store_true",
+                        help="also run the packet-simulator parts (SIMULATED_PARTS hook)")
+    args = parser.parse_args(argv)
+    if args.sim and SIMULATED_PARTS is None:
+        print("error: --sim: the FCT/RPC parts are not wired yet (SIMULATED_PARTS is None)",
+              file=sys.stderr)
+        return 2
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    permutation = PlaneStudy(
+        patterns=("permutation",),
+        schemes=("mcf", "ecmp", "fatpaths", "ksp-total"),
+        k_values=tuple(int(k) for k in args.k.split(",")),
+        failure_shares=tuple(float(f) for f in args.failures.split(",")),
+        trials=args.trials,
+        seed=args.seed,
+    )
+    all_to_all = PlaneStudy(
+        patterns=("all-to-all",),
+        schemes=(("mcf",) if args.all_to_all_mcf else ()) + ("ecmp", "fatpaths", "ksp-total"),
+        k_values=tuple(int(k) for k in args.k_all_to_all.split(",")),
+        failure_shares=(),
+        trials=1,
+        seed=args.seed,
+    )
+    nets = fabrics(args.seed)
+    results: dict[str, dict[str, Any]] = {}
+    for name, planes in nets.items():
+        if name == "serial-400G" and not args.solve_400g:
+            continue
+        layers = fatpaths_next_hops(planes, args.layers, args.rho, args.seed)
+        say = lambda line: print(line, flush=True)  # noqa: E731
+        results[name] = study_planes(planes, permutation, layers, say)
+        dense = study_planes(planes, all_to_all, layers, say)
+        results[name]["max_achievable_throughput_gbps"].update(
+            dense["max_achievable_throughput_gbps"])
+        for part, value in dense["cpu_seconds"].items():
+            results[name]["cpu_seconds"][part] += value
+    if not args.solve_400g:
+        results = {"serial-400G": scaled(results["serial-100G"], "serial-400G", 4.0), **results}
+    if args.sim and SIMULATED_PARTS is not None:
+        results["simulated"] = SIMULATED_PARTS(nets, args.seed)
+    seconds, cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
+
+    title = (f"P-Net 686 hosts (98 racks x 7, Jellyfish k'=7), permutation + all-to-all, "
+             f"seed {args.seed}, failures {args.trials} trials")
+    args.figure.parent.mkdir(parents=True, exist_ok=True)
+    curves = [r for n, r in results.items() if n != "serial-400G" or args.solve_400g]
+    args.figure.write_bytes(planes_plot(curves, title))
+    if args.json:
+        print(json.dumps(results, indent=1))
+    print("\n".join(summary_rows(results)))
+    print()
+    print("\n".join(hop_rows(results)))
+    print()
+    for what, claim in PAPER.items():
+        print(f"paper: {what}: {claim}")
+    print(f"LP + hop count: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU "
+          f"(target <= {TARGET_SECONDS:.0f} s wall on 2 cores); figure {args.figure}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
