@@ -77,7 +77,8 @@ def dmodk_against_adaptive(permutations: int, p: int, max_iterations: int) -> No
         worst_loads.append(max(load.values()))
         overloaded = {link for link, count in load.items() if count > p}
         hit = sum(
-            1 for source, destination in enumerate(destinations)
+            1
+            for source, destination in enumerate(destinations)
             if ("up", source // shape.n, dmodk_middle(destination, shape.m)) in overloaded
             or ("down", dmodk_middle(destination, shape.m), destination // shape.n) in overloaded
         )
@@ -91,8 +92,11 @@ def dmodk_against_adaptive(permutations: int, p: int, max_iterations: int) -> No
         f"limit {p}), {statistics.mean(overloaded_shares):.0%} of flows on an overloaded link; "
         f"adaptive routing: mean {statistics.mean(iterations):.1f} iterations, max "
         f"{max(iterations)}"
-        + (f", {capped} runs stopped at the cap of {max_iterations} still overloaded"
-           if capped else ", no link overloaded at the end")
+        + (
+            f", {capped} runs stopped at the cap of {max_iterations} still overloaded"
+            if capped
+            else ", no link overloaded at the end"
+        )
     )
 
 

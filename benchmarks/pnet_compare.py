@@ -55,8 +55,9 @@ SIMULATED_PARTS: Callable[[dict[str, PlaneSet], int], dict[str, Any]] | None = N
 
 def fabrics(seed: int) -> dict[str, PlaneSet]:
     def jellyfish(name: str, planes: int, heterogeneous: bool, gbps: float) -> PlaneSet:
-        return jellyfish_planes(name, RACKS, NETWORK_PORTS, HOSTS_PER_RACK, planes,
-                                heterogeneous, seed, gbps)
+        return jellyfish_planes(
+            name, RACKS, NETWORK_PORTS, HOSTS_PER_RACK, planes, heterogeneous, seed, gbps
+        )
 
     return {
         "serial-400G": jellyfish("serial-400G", 1, False, 400.0),
@@ -68,6 +69,7 @@ def fabrics(seed: int) -> dict[str, PlaneSet]:
 
 def scaled(result: dict[str, Any], name: str, factor: float) -> dict[str, Any]:
     """Another fabric's result with every MAT multiplied (LP optimum is linear in capacity)."""
+
     def scale(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: scale(v) for k, v in value.items()}
@@ -84,8 +86,10 @@ def scaled(result: dict[str, Any], name: str, factor: float) -> dict[str, Any]:
 
 def summary_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     base = results["serial-100G"]["max_achievable_throughput_gbps"]
-    lines = ["| fabric | pattern | mcf | ecmp | fatpaths | ksp-total by K |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| fabric | pattern | mcf | ecmp | fatpaths | ksp-total by K |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, result in results.items():
         for pattern, row in result["max_achievable_throughput_gbps"].items():
             # Normalised to serial 100G's best: its MCF, or its largest-K KSP without one.
@@ -97,15 +101,19 @@ def summary_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             ksp = row.get("ksp-total", {})
             sweep = ", ".join(f"{k}: {v / ref:.2f}x" for k, v in ksp.items())
             mcf = rel(row["mcf"]) if "mcf" in row else "-"
-            lines.append(f"| {name} | {pattern} | {mcf} | {rel(row['ecmp'])} | "
-                         f"{rel(row['fatpaths']) if 'fatpaths' in row else '-'} | {sweep} |")
+            lines.append(
+                f"| {name} | {pattern} | {mcf} | {rel(row['ecmp'])} | "
+                f"{rel(row['fatpaths']) if 'fatpaths' in row else '-'} | {sweep} |"
+            )
     return lines
 
 
 def hop_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     shares = [p["share"] for p in results["serial-100G"]["hops_under_failures"]]
-    lines = ["| fabric | " + " | ".join(f"{s:.0%}" for s in shares) + " |",
-             "|---|" + "---|" * len(shares)]
+    lines = [
+        "| fabric | " + " | ".join(f"{s:.0%}" for s in shares) + " |",
+        "|---|" + "---|" * len(shares),
+    ]
     for name, result in results.items():
         if name == "serial-400G":
             continue
@@ -120,24 +128,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--k", default="1,2,4,8,16,32", help="K values of ksp-total")
-    parser.add_argument("--k-all-to-all", default="1,2,4,8",
-                        help="K values of ksp-total for all-to-all (its LPs are 14x larger)")
-    parser.add_argument("--all-to-all-mcf", action="store_true",
-                        help="also solve all-to-all's unconstrained MCF (minutes per fabric)")
+    parser.add_argument(
+        "--k-all-to-all",
+        default="1,2,4,8",
+        help="K values of ksp-total for all-to-all (its LPs are 14x larger)",
+    )
+    parser.add_argument(
+        "--all-to-all-mcf",
+        action="store_true",
+        help="also solve all-to-all's unconstrained MCF (minutes per fabric)",
+    )
     parser.add_argument("--failures", default="0,0.1,0.2,0.3,0.4,0.5")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--layers", type=int, default=4, help="FatPaths layers per plane")
     parser.add_argument("--rho", type=float, default=0.6)
-    parser.add_argument("--solve-400g", action="store_true",
-                        help="solve serial 400G's LPs instead of scaling serial 100G's")
+    parser.add_argument(
+        "--solve-400g",
+        action="store_true",
+        help="solve serial 400G's LPs instead of scaling serial 100G's",
+    )
     parser.add_argument("--figure", type=Path, default=Path("benchmarks/figures/pnet_compare.png"))
     parser.add_argument("--json", action="store_true", help="print all results as JSON")
-    parser.add_argument("--sim", action="store_true",
-                        help="also run the packet-simulator parts (SIMULATED_PARTS hook)")
+    parser.add_argument(
+        "--sim",
+        action="store_true",
+        help="also run the packet-simulator parts (SIMULATED_PARTS hook)",
+    )
     args = parser.parse_args(argv)
     if args.sim and SIMULATED_PARTS is None:
-        print("error: --sim: the FCT/RPC parts are not wired yet (SIMULATED_PARTS is None)",
-              file=sys.stderr)
+        print(
+            "error: --sim: the FCT/RPC parts are not wired yet (SIMULATED_PARTS is None)",
+            file=sys.stderr,
+        )
         return 2
 
     wall, cpu = time.perf_counter(), time.process_time()
@@ -167,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = study_planes(planes, permutation, layers, say)
         dense = study_planes(planes, all_to_all, layers, say)
         results[name]["max_achievable_throughput_gbps"].update(
-            dense["max_achievable_throughput_gbps"])
+            dense["max_achievable_throughput_gbps"]
+        )
         for part, value in dense["cpu_seconds"].items():
             results[name]["cpu_seconds"][part] += value
     if not args.solve_400g:
@@ -176,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         results["simulated"] = SIMULATED_PARTS(nets, args.seed)
     seconds, cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
 
-    title = (f"P-Net 686 hosts (98 racks x 7, Jellyfish k'=7), permutation + all-to-all, "
-             f"seed {args.seed}, failures {args.trials} trials")
+    title = (
+        f"P-Net 686 hosts (98 racks x 7, Jellyfish k'=7), permutation + all-to-all, "
+        f"seed {args.seed}, failures {args.trials} trials"
+    )
     args.figure.parent.mkdir(parents=True, exist_ok=True)
     curves = [r for n, r in results.items() if n != "serial-400G" or args.solve_400g]
     args.figure.write_bytes(planes_plot(curves, title))
@@ -189,8 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for what, claim in PAPER.items():
         print(f"paper: {what}: {claim}")
-    print(f"LP + hop count: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU "
-          f"(target <= {TARGET_SECONDS:.0f} s wall on 2 cores); figure {args.figure}")
+    print(
+        f"LP + hop count: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU "
+        f"(target <= {TARGET_SECONDS:.0f} s wall on 2 cores); figure {args.figure}"
+    )
     return 0
 
 

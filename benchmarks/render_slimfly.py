@@ -47,9 +47,7 @@ def main() -> None:
         start = time.perf_counter()
         compiled = api.compile_fabric(inventory)
         compiled_at = time.perf_counter()
-        tree = api.build_output(
-            compiled, platforms=[args.platform], batfish=not args.no_batfish
-        )
+        tree = api.build_output(compiled, platforms=[args.platform], batfish=not args.no_batfish)
         rendered_at = time.perf_counter()
         written, unchanged = tree.commit(out)
         done = time.perf_counter()

@@ -9,7 +9,6 @@ def layer_forwarding(
     seed: int,
     rank: npt.NDArray[np.int32] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32]]: ...
-
 def overlap_layers(
     nr: int,
     edge_u: npt.NDArray[np.int32],
@@ -18,12 +17,12 @@ def overlap_layers(
     paths_per_layer: int,
     seed: int,
     max_length: int | None = None,
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int32], npt.NDArray[np.int64],
-           npt.NDArray[np.int32]]: ...
+) -> tuple[
+    npt.NDArray[np.bool_], npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int32]
+]: ...
 def layer_is_deadlock_free(
     next_hop: npt.NDArray[np.int32], endpoints: npt.NDArray[np.bool_] | None = None
 ) -> bool: ...
-
 def read_route_lines(
     paths: list[str],
 ) -> tuple[

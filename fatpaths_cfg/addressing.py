@@ -331,8 +331,7 @@ def _family_tables(
         pools=[host_pool],
         plane_hosts=plane_hosts,
         plane_pools=[
-            f"{text(pool | (p << plane_shift))}/{bits - plane_shift}"
-            for p in range(fabric.planes)
+            f"{text(pool | (p << plane_shift))}/{bits - plane_shift}" for p in range(fabric.planes)
         ],
     )
 

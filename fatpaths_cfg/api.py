@@ -217,11 +217,7 @@ def keep_earlier_output(tree: OutputTree, target: Path, batfish: bool = False) -
     folders = RENDERED_FOLDERS if batfish else tuple(f for f in RENDERED_FOLDERS if f != "batfish")
     for relative in sorted(manifest):
         path = target / relative
-        if (
-            relative.split("/", 1)[0] in folders
-            and relative not in tree.files
-            and path.is_file()
-        ):
+        if relative.split("/", 1)[0] in folders and relative not in tree.files and path.is_file():
             tree.add_bytes(relative, path.read_bytes())
 
 

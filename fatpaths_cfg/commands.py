@@ -274,8 +274,17 @@ FEATURE_COMMANDS: dict[str, tuple[str, str]] = {
 }
 # The order `fatpaths --help` lists commands in (typer's: plain commands, then groups).
 COMMAND_ORDER = (
-    "compile", "schema", "analyze", "simulate", "verify", "deploy", "discover", "sweep", "tune",
-    "topo", "lab",
+    "compile",
+    "schema",
+    "analyze",
+    "simulate",
+    "verify",
+    "deploy",
+    "discover",
+    "sweep",
+    "tune",
+    "topo",
+    "lab",
 )
 
 

@@ -187,7 +187,12 @@ def load_compiled(directory: Path) -> LoadedCompiled:
     index = {s["name"]: s["index"] for s in data["switches"]}
     switches = [
         Switch(
-            s["index"], s["name"], s["platform"], s["role"], tuple(s["ports"]), s.get("mgmt"),
+            s["index"],
+            s["name"],
+            s["platform"],
+            s["role"],
+            tuple(s["ports"]),
+            s.get("mgmt"),
             s.get("plane", 0),
         )
         for s in data["switches"]
@@ -205,11 +210,13 @@ def load_compiled(directory: Path) -> LoadedCompiled:
     ]
     hosts = [
         Host(
-            h["index"], h["name"], index[h["switch"]], h["port"], h["speed_gbps"],
+            h["index"],
+            h["name"],
+            index[h["switch"]],
+            h["port"],
+            h["speed_gbps"],
             h.get("pacing_gbps"),
-            tuple(
-                Uplink(u["plane"], index[u["switch"]], u["port"]) for u in h.get("uplinks", [])
-            ),
+            tuple(Uplink(u["plane"], index[u["switch"]], u["port"]) for u in h.get("uplinks", [])),
         )
         for h in data["hosts"]
     ]

@@ -295,7 +295,12 @@ class _WiringChecker:
                     else ("hosts", i, "uplinks", j)
                 )
                 end = self._endpoint(
-                    text, path, format_path(path), index, declared, f"host '{host.name}'",
+                    text,
+                    path,
+                    format_path(path),
+                    index,
+                    declared,
+                    f"host '{host.name}'",
                     used_ports,
                 )
                 if end is not None:
@@ -348,7 +353,8 @@ class _WiringChecker:
                         "same plane order, or give the switches `plane:`",
                     )
         planes = [
-            self.explicit_plane[s][0] if s in self.explicit_plane
+            self.explicit_plane[s][0]
+            if s in self.explicit_plane
             else island_plane.get(int(labels[s]), (0, ""))[0]
             for s in range(nr)
         ]
@@ -431,13 +437,16 @@ class _WiringChecker:
                     "list one SWITCH:PORT per plane under `uplinks:`",
                 )
                 continue
-            uplinks = tuple(
-                Uplink(p, by_plane[p].switch, by_plane[p].port) for p in range(count)
-            )
+            uplinks = tuple(Uplink(p, by_plane[p].switch, by_plane[p].port) for p in range(count))
             first = uplinks[0]
             hosts.append(
                 Host(
-                    len(hosts), host.name, first.switch, first.port, host_speed, pacing,
+                    len(hosts),
+                    host.name,
+                    first.switch,
+                    first.port,
+                    host_speed,
+                    pacing,
                     uplinks,
                 )
             )
@@ -491,8 +500,12 @@ class _WiringChecker:
         names = {s.name for s in switches}
         for name in spec.addresses:
             if name not in names:
-                self.error(("mgmt", "addresses", name), f"mgmt.addresses.{name}",
-                           f"no switch named '{name}'", "keys are switch names")
+                self.error(
+                    ("mgmt", "addresses", name),
+                    f"mgmt.addresses.{name}",
+                    f"no switch named '{name}'",
+                    "keys are switch names",
+                )
         pool = ipaddress.ip_network(spec.pool).hosts() if spec.pool else iter(())
         finished = []
         for switch in switches:
@@ -500,9 +513,12 @@ class _WiringChecker:
             pooled = next(pool, None)
             if address is None and spec.pool is not None:
                 if pooled is None:
-                    self.error(("mgmt", "pool"), "mgmt.pool",
-                               f"{spec.pool} has fewer host addresses than the "
-                               f"{len(switches)} switches", "give a larger pool")
+                    self.error(
+                        ("mgmt", "pool"),
+                        "mgmt.pool",
+                        f"{spec.pool} has fewer host addresses than the {len(switches)} switches",
+                        "give a larger pool",
+                    )
                     return switches
                 address = str(pooled)
             finished.append(replace(switch, mgmt=address))

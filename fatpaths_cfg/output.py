@@ -95,11 +95,11 @@ def _compact(value: Any) -> str:
 def _records(value: Any, depth: int, pad: str) -> str:
     inner = pad + "  "
     if isinstance(value, dict) and value and depth < 2:
-        items = [f"{inner}{json.dumps(k)}: {_records(v, depth + 1, inner)}"
-                 for k, v in value.items()]
+        items = [
+            f"{inner}{json.dumps(k)}: {_records(v, depth + 1, inner)}" for k, v in value.items()
+        ]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-    if (isinstance(value, list) and value and depth < 3
-            and isinstance(value[0], dict | list)):
+    if isinstance(value, list) and value and depth < 3 and isinstance(value[0], dict | list):
         return "[\n" + ",\n".join(inner + _compact(v) for v in value) + f"\n{pad}]"
     return _compact(value)
 

@@ -113,8 +113,9 @@ def adversarial_switch_map(site: PatternSite, rng: np.random.Generator) -> IntAr
     return mapping
 
 
-def matching_switch_map(site: PatternSite, rng: np.random.Generator,
-                        fixed: IntArray | None = None) -> IntArray:
+def matching_switch_map(
+    site: PatternSite, rng: np.random.Generator, fixed: IntArray | None = None
+) -> IntArray:
     """Maximum-weight matching of host switches maximising minimal path length (FatPaths'
     worst case). Switches already mapped in `fixed` keep their partner."""
     mapping = np.full(site.n_switches, -1, dtype=np.int64) if fixed is None else fixed.copy()
@@ -154,10 +155,14 @@ def slimfly_switch_map(site: PatternSite, rng: np.random.Generator) -> IntArray:
         b, c = links[j]
         if not (free_source(b) and free_target(c)):
             continue
-        firsts = [a for a in rng.permutation(neighbours[b]).tolist()
-                  if a != b and dist[a, c] == 2 and free_source(a)]
-        lasts = [d for d in rng.permutation(neighbours[c]).tolist()
-                 if dist[b, d] == 2 and free_target(d)]
+        firsts = [
+            a
+            for a in rng.permutation(neighbours[b]).tolist()
+            if a != b and dist[a, c] == 2 and free_source(a)
+        ]
+        lasts = [
+            d for d in rng.permutation(neighbours[c]).tolist() if dist[b, d] == 2 and free_target(d)
+        ]
         if firsts and lasts:
             mapping[firsts[0]], received[c] = c, True
             mapping[b], received[lasts[0]] = lasts[0], True
@@ -212,8 +217,9 @@ def _nearest_neighbour(n: int) -> list[IntArray]:
     return peers
 
 
-def pattern_peers(site: PatternSite, pattern: str, rng: np.random.Generator, *,
-                  offset: int | None = None) -> list[IntArray]:
+def pattern_peers(
+    site: PatternSite, pattern: str, rng: np.random.Generator, *, offset: int | None = None
+) -> list[IntArray]:
     """For every host, the hosts it sends to under `pattern` (empty: the host stays idle).
 
     `uniform` returns no list: its destinations are drawn per flow (see `all-to-all` for

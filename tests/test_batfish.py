@@ -40,6 +40,7 @@ def _compile(out: Path, platform: str, inventory: Path = INVENTORY) -> Path:
     api.build_output(compiled, platforms=[platform], batfish=True).commit(out)
     return out
 
+
 # The platforms Batfish reads as they are (the others are modelled as one of these).
 BATFISH_NATIVE = [name for name, p in PLATFORMS.items() if p.snapshot.folder is not None]
 
@@ -94,8 +95,9 @@ def _parse_eos(tmp_path: Path, inventory: Path, name: str) -> tuple[Any, Any]:
     bf.set_network("fatpaths-eos-format")
     bf.init_snapshot(str(out / "batfish"), name=name, overwrite=True)
     status = bf.q.fileParseStatus().answer().frame()
-    return status[status["File_Name"].str.startswith("configs/")], bf.q.parseWarning().answer(
-    ).frame()
+    return status[
+        status["File_Name"].str.startswith("configs/")
+    ], bf.q.parseWarning().answer().frame()
 
 
 # The vendor format Batfish must detect from each platform's snapshot file alone.

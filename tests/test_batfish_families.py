@@ -146,14 +146,28 @@ class _Rows:
 
 
 def test_ipv6_lines_batfish_cannot_parse_are_caveats_not_failures() -> None:
-    rows = _Rows([
-        {"Filename": "configs/leaf1.cfg", "Line": 59, "Text": "ipv6 unicast-routing",
-         "Comment": "This syntax is unrecognized"},
-        {"Filename": "configs/leaf2.cfg", "Line": 12, "Text": "ipv6 address fd00:fa7:1::1/127",
-         "Comment": "This syntax is unrecognized"},
-        {"Filename": "configs/leaf2.cfg", "Line": 30, "Text": "ip routing vrf blue",
-         "Comment": "This syntax is unrecognized"},
-    ])
+    rows = _Rows(
+        [
+            {
+                "Filename": "configs/leaf1.cfg",
+                "Line": 59,
+                "Text": "ipv6 unicast-routing",
+                "Comment": "This syntax is unrecognized",
+            },
+            {
+                "Filename": "configs/leaf2.cfg",
+                "Line": 12,
+                "Text": "ipv6 address fd00:fa7:1::1/127",
+                "Comment": "This syntax is unrecognized",
+            },
+            {
+                "Filename": "configs/leaf2.cfg",
+                "Line": 30,
+                "Text": "ip routing vrf blue",
+                "Comment": "This syntax is unrecognized",
+            },
+        ]
+    )
     failing, ipv6_only, files = split_ipv6_warnings(rows)
     assert failing == ["configs/leaf2.cfg:30: ip routing vrf blue (This syntax is unrecognized)"]
     assert len(ipv6_only) == 2

@@ -149,9 +149,7 @@ def test_lab_images_are_tagged_as_the_topology_names_them_and_hash_their_recipe(
 
     switch, host = recipes()
     assert (switch.tag, host.tag) == (ClabImages().frr, ClabImages().host)
-    assert {"frr", "frr-pythontools", "iproute2", "lldpd", "openssh-server"} <= set(
-        switch.packages
-    )
+    assert {"frr", "frr-pythontools", "iproute2", "lldpd", "openssh-server"} <= set(switch.packages)
     assert {"iproute2", "iputils-ping", "traceroute", "python3-minimal"} <= set(host.packages)
     # Same recipe, same hash (no rebuild); any change to it, a new one.
     assert recipes()[0].digest == switch.digest

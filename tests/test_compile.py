@@ -162,4 +162,3 @@ def test_compile_refuses_to_replace_a_running_lab(tmp_path: Path) -> None:
         api.compile_to_directory(SLIMFLY_Q5, out)
     assert "lab down" in str(raised.value)
     assert state.is_file()
-

@@ -85,8 +85,9 @@ def test_analyze_convergence_on_a_compiled_clos(tmp_path: Path) -> None:
     assert len(lines) == 2 * 3  # r = 2, 3, 4 for p = 1 and 2
     data = json.loads((out / "convergence" / "convergence.json").read_text())
     assert (data["n"], data["r"], data["m"]) == (4, 4, 4)
-    assert {(pt["p"], pt["r"]) for pt in data["points"]} == {(p, r) for p in (1, 2)
-                                                             for r in (2, 3, 4)}
+    assert {(pt["p"], pt["r"]) for pt in data["points"]} == {
+        (p, r) for p in (1, 2) for r in (2, 3, 4)
+    }
     assert (out / "convergence" / "convergence.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -122,8 +123,9 @@ def test_compile_warns_when_re_routing_on_a_clos_would_not_settle(
     tmp_path: Path, m: int, flow_rate: str | None, expected: str | None
 ) -> None:
     inventory = clos_inventory(tmp_path, m, flow_rate)
-    result = CliRunner().invoke(build_app(), ["compile", str(inventory), "-o",
-                                              str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        build_app(), ["compile", str(inventory), "-o", str(tmp_path / "out")]
+    )
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     if expected is None:
@@ -131,8 +133,12 @@ def test_compile_warns_when_re_routing_on_a_clos_would_not_settle(
     else:
         assert len(warnings) == 1 and expected in warnings[0]
         assert "defaults.host_flow_rate" in warnings[0]
-        line = inventory.read_text().splitlines().index(
-            next(t for t in inventory.read_text().splitlines() if t.startswith("generate"))) + 1
+        line = (
+            inventory.read_text()
+            .splitlines()
+            .index(next(t for t in inventory.read_text().splitlines() if t.startswith("generate")))
+            + 1
+        )
         assert f"{inventory}:{line}:" in warnings[0]  # the generate block
 
 
@@ -149,8 +155,9 @@ def test_host_plans_shape_the_uplink_only_when_asked(tmp_path: Path) -> None:
 
 def test_a_flow_rate_above_the_host_speed_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        build_app(), ["compile", str(clos_inventory(tmp_path, 4, "400G")), "-o",
-                      str(tmp_path / "out")])
+        build_app(),
+        ["compile", str(clos_inventory(tmp_path, 4, "400G")), "-o", str(tmp_path / "out")],
+    )
     assert result.exit_code == 2
     assert "defaults.host_flow_rate: 400G is faster than the hosts' own link" in result.stderr
     assert not (tmp_path / "out").exists()

@@ -132,8 +132,10 @@ def test_commit_installs_prefixes_and_next_hops_and_a_second_deploy_is_empty(
     code, output = deploy(out, device, "--limit", "leaf1")
     assert code == 0, output
     assert "committed" in output and "15/15" in output
-    for source, installed in (("frr.conf", device.frr_dir / "frr.conf"),
-                              ("interfaces.sh", device.state_dir / "interfaces.sh")):
+    for source, installed in (
+        ("frr.conf", device.frr_dir / "frr.conf"),
+        ("interfaces.sh", device.state_dir / "interfaces.sh"),
+    ):
         assert installed.read_bytes() == (out / "configs/frr/leaf1" / source).read_bytes()
     assert device.rib() == compiled_table(out) == device.fib()
     assert len(compiled_table(out)) == 15
@@ -163,8 +165,12 @@ def test_next_hop_change_is_installed_and_the_old_one_is_gone(
     assert device.fib()["10.0.0.8/29"] == {"172.16.0.1"}
     assert "10.200.0.1/32" in device.addresses("lo")
     changed = output_for(compiled[7], tmp_path / "changed", {"leaf1": device.address})
-    edit(changed, "frr.conf", "ip route 10.0.0.8/29 172.16.0.1\n",
-         "ip route 10.0.0.8/29 172.16.0.10\n")
+    edit(
+        changed,
+        "frr.conf",
+        "ip route 10.0.0.8/29 172.16.0.1\n",
+        "ip route 10.0.0.8/29 172.16.0.10\n",
+    )
     code, output = deploy(changed, device)
     assert code == 0, output
     assert "-ip route 10.0.0.8/29 172.16.0.1" in output
@@ -293,7 +299,8 @@ def test_commit_confirm_reverts_unless_confirmed(
     assert wait_until(lambda: device.rib() == compiled_table(out), 60), device.rib()
     assert wait_until(lambda: device.running_config() == saved_running)
     assert (device.frr_dir / "frr.conf").read_bytes() == (
-        out / "configs/frr/leaf1/frr.conf").read_bytes()
+        out / "configs/frr/leaf1/frr.conf"
+    ).read_bytes()
     assert not (device.state_dir / "pending").exists()
     code, output = deploy(other, device, "--confirm-commit")
     assert code == 1 and "no commit is waiting for confirmation" in output
@@ -312,10 +319,21 @@ def test_without_frr_reload_the_commit_is_refused(
     device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
-    driver = FrrDriver(device.address, "root", None, 10, {
-        "port": 2222, "key_file": str(device.key), "known_hosts": str(device.known_hosts),
-        "frr_dir": str(device.frr_dir), "state_dir": str(device.state_dir),
-        "vty_socket": str(device.frr_dir), "frr_reload": "/nonexistent/frr-reload.py"})
+    driver = FrrDriver(
+        device.address,
+        "root",
+        None,
+        10,
+        {
+            "port": 2222,
+            "key_file": str(device.key),
+            "known_hosts": str(device.known_hosts),
+            "frr_dir": str(device.frr_dir),
+            "state_dir": str(device.state_dir),
+            "vty_socket": str(device.frr_dir),
+            "frr_reload": "/nonexistent/frr-reload.py",
+        },
+    )
     driver.open()
     try:
         driver.load_replace_candidate(filename=str(out / "configs/frr/leaf1"))
@@ -345,8 +363,10 @@ def test_devices_file_gives_address_port_and_key(
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {})  # no mgmt in the inventory at all
     devices = lab.devices_file(tmp_path / "devices.yaml")
-    result = CliRunner().invoke(build_app(), [
-        "deploy", str(out), "--devices", str(devices), "--known-hosts", str(lab.known_hosts)])
+    result = CliRunner().invoke(
+        build_app(),
+        ["deploy", str(out), "--devices", str(devices), "--known-hosts", str(lab.known_hosts)],
+    )
     assert result.exit_code == 0, result.output
     assert f"{device.address}:2222" in result.output and "committed" in result.output
     assert "skipped (no mgmt address): leaf2, leaf3, leaf4, leaf5, leaf6" in result.output
@@ -361,7 +381,7 @@ def test_unknown_host_key_is_refused(
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
     args = [a for a in device.cli_args()]
     i = args.index("--known-hosts")
-    del args[i:i + 2]
+    del args[i : i + 2]
     result = CliRunner().invoke(build_app(), ["deploy", str(out), *args])
     assert result.exit_code == 1, result.output
     assert "connect:" in result.output and "not found in known_hosts" in result.output
@@ -370,10 +390,20 @@ def test_unknown_host_key_is_refused(
 
 @pytest.mark.lab
 def test_driver_facts_interfaces_and_discard(device, compiled: dict[int, Path]) -> None:
-    driver = FrrDriver(device.address, "root", None, 10, {
-        "port": 2222, "key_file": str(device.key), "known_hosts": str(device.known_hosts),
-        "frr_dir": str(device.frr_dir), "state_dir": str(device.state_dir),
-        "vty_socket": str(device.frr_dir)})
+    driver = FrrDriver(
+        device.address,
+        "root",
+        None,
+        10,
+        {
+            "port": 2222,
+            "key_file": str(device.key),
+            "known_hosts": str(device.known_hosts),
+            "frr_dir": str(device.frr_dir),
+            "state_dir": str(device.state_dir),
+            "vty_socket": str(device.frr_dir),
+        },
+    )
     driver.open()
     try:
         facts = driver.get_facts()
@@ -396,8 +426,9 @@ def test_unreachable_device_fails_that_switch(
     device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
-    result = CliRunner().invoke(build_app(), ["deploy", str(out), *device.cli_args(),
-                                              "--port", "2223"])
+    result = CliRunner().invoke(
+        build_app(), ["deploy", str(out), *device.cli_args(), "--port", "2223"]
+    )
     assert result.exit_code == 1, result.output
     assert "connect:" in result.output and "failed" in result.output
 
@@ -413,7 +444,9 @@ def test_user_errors_exit_2(compiled: dict[int, Path], tmp_path: Path) -> None:
         "unknown switch": ["--limit", "leaf9", "--key-file", str(key)],
         "no credentials given": ["--limit", "leaf1"],
         "environment variable FATPATHS_TEST_UNSET_PASSWORD is not set": [
-            "--password-env", "FATPATHS_TEST_UNSET_PASSWORD"],
+            "--password-env",
+            "FATPATHS_TEST_UNSET_PASSWORD",
+        ],
         "no such file": ["--key-file", str(tmp_path / "missing")],
     }
     for message, args in cases.items():
@@ -432,19 +465,25 @@ def test_devices_file_errors_name_file_line_and_field(
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {})
     devices = tmp_path / "devices.yaml"
-    devices.write_text("defaults:\n  username: admin\ndevices:\n"
-                       "  leaf1: {host: 192.0.2.250, password_env: FATPATHS_TEST_UNSET}\n"
-                       "  leaf9: {host: 192.0.2.251}\n"
-                       "  leaf2: {host: not-an-address}\n")
+    devices.write_text(
+        "defaults:\n  username: admin\ndevices:\n"
+        "  leaf1: {host: 192.0.2.250, password_env: FATPATHS_TEST_UNSET}\n"
+        "  leaf9: {host: 192.0.2.251}\n"
+        "  leaf2: {host: not-an-address}\n"
+    )
     result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices)])
     assert result.exit_code == 2, result.output
     assert f"{devices}:6: devices.leaf2.host" in result.output
-    devices.write_text("devices:\n  leaf1: {host: 192.0.2.250, password_env: FATPATHS_TEST_UNSET}\n"
-                       "  leaf9: {host: 192.0.2.251, password_env: FATPATHS_TEST_UNSET}\n")
+    devices.write_text(
+        "devices:\n  leaf1: {host: 192.0.2.250, password_env: FATPATHS_TEST_UNSET}\n"
+        "  leaf9: {host: 192.0.2.251, password_env: FATPATHS_TEST_UNSET}\n"
+    )
     result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices)])
     assert result.exit_code == 2, result.output
-    assert f"{devices}:2: devices.leaf1: environment variable FATPATHS_TEST_UNSET is not set" \
+    assert (
+        f"{devices}:2: devices.leaf1: environment variable FATPATHS_TEST_UNSET is not set"
         in result.output
+    )
     assert f"{devices}:3: devices.leaf9: not a switch of this fabric" in result.output
 
 
@@ -455,9 +494,11 @@ def test_devices_file_pool_and_secret_file(
     secret = tmp_path / "secret"
     secret.write_text("s3cret\n")
     devices = tmp_path / "devices.yaml"
-    devices.write_text(f"defaults: {{username: admin, port: 830, password_file: {secret}}}\n"
-                       "pool: 192.0.2.64/28\n"
-                       "devices:\n  leaf3: {host: 192.0.2.99, port: 2200}\n")
+    devices.write_text(
+        f"defaults: {{username: admin, port: 830, password_file: {secret}}}\n"
+        "pool: 192.0.2.64/28\n"
+        "devices:\n  leaf3: {host: 192.0.2.99, port: 2200}\n"
+    )
     targets, skipped = plan_targets(out, None, load_device_book(devices, Access()))
     assert skipped == []
     reached = {t.name: (t.access.address, t.access.credentials.username) for t in targets}
@@ -487,22 +528,35 @@ def test_result_table_never_cuts_names_or_states(monkeypatch: pytest.MonkeyPatch
     narrow = Console(width=60, record=True)
     monkeypatch.setattr(deploy_commands, "console", narrow)
     name = "spine-row12-rack07-unit42-left"
-    report = DeployReport([SwitchResult(name, "frr", "198.18.200.2:2222", "rolled back",
-                                        detail="rib: 1 compiled routes missing " * 3)])
+    report = DeployReport(
+        [
+            SwitchResult(
+                name,
+                "frr",
+                "198.18.200.2:2222",
+                "rolled back",
+                detail="rib: 1 compiled routes missing " * 3,
+            )
+        ]
+    )
     deploy_commands.print_report(report)
     text = narrow.export_text()
     assert name in text and "rolled back" in text and "198.18.200.2:2222" in text
 
 
 def test_frr_running_config_normalisation() -> None:
-    running = ("Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n"
-               "frr defaults traditional\nhostname leaf1\nno ipv6 forwarding\nhostname vm\n"
-               "service integrated-vtysh-config\nip route 10.0.0.8/29 172.16.0.1\n"
-               "ip route 10.0.0.16/29 172.16.0.10\n!\nend\n")
-    compiled = ("! comment\nfrr defaults datacenter\nhostname leaf1\n"
-                "service integrated-vtysh-config\n!\nip forwarding\n!\n! layer 1\n"
-                "ip route 10.0.0.16/29 172.16.0.10\nip route 10.0.0.8/29 172.16.0.1\n!\n"
-                "line vty\n!\n")
+    running = (
+        "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n"
+        "frr defaults traditional\nhostname leaf1\nno ipv6 forwarding\nhostname vm\n"
+        "service integrated-vtysh-config\nip route 10.0.0.8/29 172.16.0.1\n"
+        "ip route 10.0.0.16/29 172.16.0.10\n!\nend\n"
+    )
+    compiled = (
+        "! comment\nfrr defaults datacenter\nhostname leaf1\n"
+        "service integrated-vtysh-config\n!\nip forwarding\n!\n! layer 1\n"
+        "ip route 10.0.0.16/29 172.16.0.10\nip route 10.0.0.8/29 172.16.0.1\n!\n"
+        "line vty\n!\n"
+    )
     assert frr_config_lines(running) == frr_config_lines(compiled)
 
 
@@ -521,23 +575,28 @@ def test_platform_drivers() -> None:
 
 def test_inventory_mgmt_pool_and_map_reach_generated_fabrics(tmp_path: Path, repo: Path) -> None:
     inventory = tmp_path / "sf.yaml"
-    inventory.write_text((repo / "inventories/slimfly-q3.yaml").read_text()
-                         + "mgmt:\n  pool: 192.0.2.0/27\n  addresses: {sf-0-1-0: 192.0.2.200}\n")
+    inventory.write_text(
+        (repo / "inventories/slimfly-q3.yaml").read_text()
+        + "mgmt:\n  pool: 192.0.2.0/27\n  addresses: {sf-0-1-0: 192.0.2.200}\n"
+    )
     out = tmp_path / "out"
     api.compile_to_directory(inventory, out)
-    mgmt = {s["name"]: s["mgmt"] for s in json.loads((out / "fabric.json").read_text())
-            ["switches"]}
+    mgmt = {s["name"]: s["mgmt"] for s in json.loads((out / "fabric.json").read_text())["switches"]}
     names = list(mgmt)
     assert mgmt[names[0]] == "192.0.2.1" and mgmt[names[17]] == "192.0.2.18"
     assert mgmt["sf-0-1-0"] == "192.0.2.200" and mgmt["sf-0-0-2"] == "192.0.2.3"
-    inventory.write_text((repo / "inventories/slimfly-q3.yaml").read_text()
-                         + "mgmt:\n  pool: 192.0.2.0/29\n  addresses: {nope: 192.0.2.9}\n")
-    result = CliRunner().invoke(build_app(), ["compile", str(inventory), "-o",
-                                              str(tmp_path / "bad")])
+    inventory.write_text(
+        (repo / "inventories/slimfly-q3.yaml").read_text()
+        + "mgmt:\n  pool: 192.0.2.0/29\n  addresses: {nope: 192.0.2.9}\n"
+    )
+    result = CliRunner().invoke(
+        build_app(), ["compile", str(inventory), "-o", str(tmp_path / "bad")]
+    )
     assert result.exit_code == 2, result.output
     assert f"{inventory}:7: mgmt.addresses.nope: no switch named 'nope'" in result.output
-    assert ":6: mgmt.pool: 192.0.2.0/29 has fewer host addresses than the 18 switches" \
-        in result.output
+    assert (
+        ":6: mgmt.pool: 192.0.2.0/29 has fewer host addresses than the 18 switches" in result.output
+    )
 
 
 def test_a_missing_driver_is_one_message_before_any_switch_is_contacted(
@@ -551,12 +610,14 @@ def test_a_missing_driver_is_one_message_before_any_switch_is_contacted(
     inventory.write_text((repo / "inventories/hand-6.yaml").read_text())
     out = tmp_path / "out"
     api.compile_to_directory(inventory, out)
-    out = output_for(out, tmp_path / "with-mgmt", {f"leaf{i}": f"198.51.100.{i}"
-                                                   for i in range(1, 7)})
+    out = output_for(
+        out, tmp_path / "with-mgmt", {f"leaf{i}": f"198.51.100.{i}" for i in range(1, 7)}
+    )
 
     def no_napalm(platform: str) -> type:
-        raise UserErrors.single("deploy", "", "NAPALM cannot be imported (test)",
-                                push.DEPLOY_EXTRA_HINT)
+        raise UserErrors.single(
+            "deploy", "", "NAPALM cannot be imported (test)", push.DEPLOY_EXTRA_HINT
+        )
 
     dialled: list[str] = []
     monkeypatch.setattr(push, "driver_class", no_napalm)

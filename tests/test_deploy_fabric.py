@@ -40,9 +40,20 @@ def hand6(tmp_path: Path, repo: Path) -> Iterator[tuple[NamespaceLab, dict[int, 
 
 
 def deploy(out: Path, lab: NamespaceLab, devices: Path, *extra: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices),
-                                              "--known-hosts", str(lab.known_hosts),
-                                              "--parallel", "3", *extra])
+    result = CliRunner().invoke(
+        build_app(),
+        [
+            "deploy",
+            str(out),
+            "--devices",
+            str(devices),
+            "--known-hosts",
+            str(lab.known_hosts),
+            "--parallel",
+            "3",
+            *extra,
+        ],
+    )
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output

@@ -28,8 +28,9 @@ def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
 def compiled(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> dict[int, Path]:
     """hand-6 rendered for plain Linux switches, with two seeds."""
     inventory = tmp_path_factory.mktemp("linux") / "hand-6-linux.yaml"
-    inventory.write_text((repo / "inventories/hand-6.yaml").read_text()
-                         .replace("platform: frr", "platform: linux"))
+    inventory.write_text(
+        (repo / "inventories/hand-6.yaml").read_text().replace("platform: frr", "platform: linux")
+    )
     outs = {}
     for seed in (7, 8):
         out = tmp_path_factory.mktemp(f"linux-seed{seed}")
@@ -52,8 +53,9 @@ def device(tmp_path: Path) -> Iterator[Device]:
 
 
 def deploy(out: Path, device: Device, *extra: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_app(), ["deploy", str(out), *device.cli_args(),
-                                              "--limit", "leaf1", *extra])
+    result = CliRunner().invoke(
+        build_app(), ["deploy", str(out), *device.cli_args(), "--limit", "leaf1", *extra]
+    )
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
@@ -86,7 +88,8 @@ def test_linux_switch_deploys_drifts_and_rolls_back(
     assert "committed" in output and "15/15" in output
     assert device.fib() == compiled_table(out)
     assert (device.state_dir / "switch.sh").read_bytes() == (
-        out / "configs/linux/leaf1.sh").read_bytes()
+        out / "configs/linux/leaf1.sh"
+    ).read_bytes()
     code, output = deploy(out, device)
     assert code == 0 and "unchanged" in output, output
 

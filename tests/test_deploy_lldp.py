@@ -65,8 +65,7 @@ def lldp_seen(lab: NamespaceLab, name: str) -> dict[str, str]:
     """Port -> neighbours as lldpd in the namespace reports them (not through the driver);
     a port still listing its previous cable's neighbour shows both."""
     device = lab.devices[name]
-    text = device.sh("lldpcli", "-u", str(device.lldp_socket), "-f", "json0", "show",
-                     "neighbors")
+    text = device.sh("lldpcli", "-u", str(device.lldp_socket), "-f", "json0", "show", "neighbors")
     seen = {}
     for lldp in json.loads(text).get("lldp", []):
         for interface in lldp.get("interface", []):
@@ -98,11 +97,14 @@ def test_cabling_check_deploy_and_a_swapped_cable(
     triangle: tuple[NamespaceLab, Path], tmp_path: Path
 ) -> None:
     lab, out = triangle
-    wait_for_lldp(lab, {
-        "s1": {"Ethernet1": "s2:Ethernet1", "Ethernet2": "s3:Ethernet1"},
-        "s2": {"Ethernet1": "s1:Ethernet1", "Ethernet2": "s3:Ethernet2"},
-        "s3": {"Ethernet1": "s1:Ethernet2", "Ethernet2": "s2:Ethernet2"},
-    })
+    wait_for_lldp(
+        lab,
+        {
+            "s1": {"Ethernet1": "s2:Ethernet1", "Ethernet2": "s3:Ethernet1"},
+            "s2": {"Ethernet1": "s1:Ethernet1", "Ethernet2": "s3:Ethernet2"},
+            "s3": {"Ethernet1": "s1:Ethernet2", "Ethernet2": "s2:Ethernet2"},
+        },
+    )
     devices = lab.devices_file(tmp_path / "devices.yaml")
     access = ["--devices", str(devices), "--known-hosts", str(lab.known_hosts)]
 
@@ -145,34 +147,64 @@ def test_cabling_check_deploy_and_a_swapped_cable(
     data = yaml.safe_load(wiring.read_text())
     assert data["fabric"] == "found"
     assert {(link["a"], link["b"]) for link in data["links"]} == {
-        ("s1:Ethernet1", "s3:Ethernet1"), ("s1:Ethernet2", "s2:Ethernet1"),
-        ("s2:Ethernet2", "s3:Ethernet2")}
+        ("s1:Ethernet1", "s3:Ethernet1"),
+        ("s1:Ethernet2", "s2:Ethernet1"),
+        ("s2:Ethernet2", "s3:Ethernet2"),
+    }
 
 
 def test_compare_cabling_kinds() -> None:
-    wanted = {"Ethernet1": ("s2", "Ethernet1"), "Ethernet2": ("s3", "Ethernet1"),
-              "Ethernet3": ("h1", ""), "Ethernet4": ("s4", "Ethernet9")}
-    seen = {"Ethernet1": ("s3", "Ethernet1"), "Ethernet2": ("s2", "Ethernet1"),
-            "Ethernet5": ("rogue", "eth0"), "mgmt0": ("oob", "Gi0/1")}
+    wanted = {
+        "Ethernet1": ("s2", "Ethernet1"),
+        "Ethernet2": ("s3", "Ethernet1"),
+        "Ethernet3": ("h1", ""),
+        "Ethernet4": ("s4", "Ethernet9"),
+    }
+    seen = {
+        "Ethernet1": ("s3", "Ethernet1"),
+        "Ethernet2": ("s2", "Ethernet1"),
+        "Ethernet5": ("rogue", "eth0"),
+        "mgmt0": ("oob", "Gi0/1"),
+    }
     ports = ("Ethernet1", "Ethernet2", "Ethernet3", "Ethernet4", "Ethernet5")
     assert compare_cabling("s1", ports, wanted, seen) == [
-        CablingProblem("s1", "Ethernet1", "swapped with Ethernet2", "s2:Ethernet1",
-                       "s3:Ethernet1"),
-        CablingProblem("s1", "Ethernet2", "swapped with Ethernet1", "s3:Ethernet1",
-                       "s2:Ethernet1"),
+        CablingProblem("s1", "Ethernet1", "swapped with Ethernet2", "s2:Ethernet1", "s3:Ethernet1"),
+        CablingProblem("s1", "Ethernet2", "swapped with Ethernet1", "s3:Ethernet1", "s2:Ethernet1"),
         CablingProblem("s1", "Ethernet4", "missing", "s4:Ethernet9", "nothing"),
         CablingProblem("s1", "Ethernet5", "extra", "nothing", "rogue:eth0"),
     ]
-    assert compare_cabling("s1", ports, {"Ethernet3": ("h1", "")},
-                           {"Ethernet3": ("h9", "eth0")})[0].kind == "wrong"
+    assert (
+        compare_cabling("s1", ports, {"Ethernet3": ("h1", "")}, {"Ethernet3": ("h9", "eth0")})[
+            0
+        ].kind
+        == "wrong"
+    )
 
 
 def test_lldp_json0_youngest_neighbour_first() -> None:
     def entry(age: str, host: str, port: str) -> dict[str, object]:
-        return {"name": "Ethernet1", "age": age, "chassis": [{"name": [{"value": host}]}],
-                "port": [{"id": [{"type": "ifname", "value": port}]}]}
+        return {
+            "name": "Ethernet1",
+            "age": age,
+            "chassis": [{"name": [{"value": host}]}],
+            "port": [{"id": [{"type": "ifname", "value": port}]}],
+        }
 
-    text = json.dumps({"lldp": [{"interface": [entry("0 day, 00:00:09", "s2", "Ethernet1"),
-                                               entry("0 day, 00:00:01", "s3", "Ethernet1")]}]})
-    assert lldp_neighbors(text) == {"Ethernet1": [{"hostname": "s3", "port": "Ethernet1"},
-                                                  {"hostname": "s2", "port": "Ethernet1"}]}
+    text = json.dumps(
+        {
+            "lldp": [
+                {
+                    "interface": [
+                        entry("0 day, 00:00:09", "s2", "Ethernet1"),
+                        entry("0 day, 00:00:01", "s3", "Ethernet1"),
+                    ]
+                }
+            ]
+        }
+    )
+    assert lldp_neighbors(text) == {
+        "Ethernet1": [
+            {"hostname": "s3", "port": "Ethernet1"},
+            {"hostname": "s2", "port": "Ethernet1"},
+        ]
+    }

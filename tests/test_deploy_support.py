@@ -96,14 +96,21 @@ class Device:
 
     def running_config(self) -> list[str]:
         """`show running-config` without its header, read straight from FRR."""
-        return [line for line in self.vtysh("show running-config").splitlines()
-                if not line.startswith(("Building", "Current", "frr version"))]
+        return [
+            line
+            for line in self.vtysh("show running-config").splitlines()
+            if not line.startswith(("Building", "Current", "frr version"))
+        ]
 
     def rib(self) -> dict[str, set[str]]:
         """Installed static routes and their installed next hops, read straight from zebra."""
         table = json.loads(self.vtysh("show ip route static json"))
-        return {p: {h["ip"] for h in e["nexthops"] if h.get("fib")}
-                for p, entries in table.items() for e in entries if e.get("installed")}
+        return {
+            p: {h["ip"] for h in e["nexthops"] if h.get("fib")}
+            for p, entries in table.items()
+            for e in entries
+            if e.get("installed")
+        }
 
     def fib(self) -> dict[str, set[str]]:
         """Kernel routes via a next hop, read straight from the namespace."""
@@ -120,9 +127,18 @@ class Device:
         return run("ip", "-n", self.netns, "addr", "show", "dev", port)
 
     def cli_args(self) -> list[str]:
-        args = ["--username", "root", "--key-file", str(self.key), "--known-hosts",
-                str(self.known_hosts), "--port", str(SSH_PORT), "--state-dir",
-                str(self.state_dir)]
+        args = [
+            "--username",
+            "root",
+            "--key-file",
+            str(self.key),
+            "--known-hosts",
+            str(self.known_hosts),
+            "--port",
+            str(SSH_PORT),
+            "--state-dir",
+            str(self.state_dir),
+        ]
         if self.frr:
             args += ["--frr-dir", str(self.frr_dir), "--vty-socket", str(self.frr_dir)]
         if self.lldp:
@@ -130,8 +146,11 @@ class Device:
         return args
 
     def device_entry(self) -> dict[str, object]:
-        entry: dict[str, object] = {"host": self.address, "port": SSH_PORT,
-                                    "state_dir": str(self.state_dir)}
+        entry: dict[str, object] = {
+            "host": self.address,
+            "port": SSH_PORT,
+            "state_dir": str(self.state_dir),
+        }
         if self.frr:
             entry.update(frr_dir=str(self.frr_dir), vty_socket=str(self.frr_dir))
         if self.lldp:
@@ -153,14 +172,14 @@ class NamespaceLab:
         self.ssh_dir.mkdir()
         run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.ssh_dir / "host_key"))
         run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.ssh_dir / "client_key"))
-        (self.ssh_dir / "authorized_keys").write_text(
-            (self.ssh_dir / "client_key.pub").read_text())
+        (self.ssh_dir / "authorized_keys").write_text((self.ssh_dir / "client_key.pub").read_text())
         self.known_hosts = self.ssh_dir / "known_hosts"
         self.known_hosts.write_text("")
         self.devices: dict[str, Device] = {}
 
-    def add_switch(self, name: str, dangling: list[str], frr: bool = True,
-                   lldp: bool = False) -> Device:
+    def add_switch(
+        self, name: str, dangling: list[str], frr: bool = True, lldp: bool = False
+    ) -> Device:
         third = free_subnet()
         index = len(self.devices)
         netns = f"fpdep-{self.token}-{index}"
@@ -168,13 +187,21 @@ class NamespaceLab:
         address = f"198.18.{third}.2"
         root = self.root / name
         root.mkdir()
-        device = Device(name, netns, host_side, address, root, self.ssh_dir / "client_key",
-                        self.known_hosts, frr, lldp)
+        device = Device(
+            name,
+            netns,
+            host_side,
+            address,
+            root,
+            self.ssh_dir / "client_key",
+            self.known_hosts,
+            frr,
+            lldp,
+        )
         self.devices[name] = device
         run("ip", "netns", "add", netns)
         run("ip", "-n", netns, "link", "set", "lo", "up")
-        run("ip", "link", "add", host_side, "type", "veth", "peer", "name", "mgmt0",
-            "netns", netns)
+        run("ip", "link", "add", host_side, "type", "veth", "peer", "name", "mgmt0", "netns", netns)
         run("ip", "addr", "add", f"198.18.{third}.1/30", "dev", host_side)
         run("ip", "link", "set", host_side, "up")
         run("ip", "-n", netns, "addr", "add", f"{address}/30", "dev", "mgmt0")
@@ -195,8 +222,9 @@ class NamespaceLab:
         (device.frr_dir / "frr.conf").write_text(f"hostname {name}\n!\n")
         for path in (device.root, device.frr_dir, device.frr_dir / "frr.conf"):
             shutil.chown(path, "frr", "frr")
-        device.records = [DaemonRecord(device.netns, d, str(device.frr_dir / f"{d}.pid"))
-                          for d in DAEMONS]
+        device.records = [
+            DaemonRecord(device.netns, d, str(device.frr_dir / f"{d}.pid")) for d in DAEMONS
+        ]
         for record in device.records:
             start_daemon(record)
 
@@ -207,11 +235,22 @@ class NamespaceLab:
         # neighbour is kept for 6 s, so a busy machine's late frame does not drop it. Read at
         # start (-O), so no frame ever leaves with the machine's name.
         config = device.root / "lldpd.conf"
-        config.write_text(f"configure system hostname {name}\n"
-                          "configure lldp portidsubtype ifname\n"
-                          "configure lldp tx-interval 1\nconfigure lldp tx-hold 6\n")
-        device.sh(str(LLDPD), "-u", str(device.lldp_socket), "-p",
-                  str(device.root / "lldpd.pid"), "-I", "Ethernet*", "-O", str(config))
+        config.write_text(
+            f"configure system hostname {name}\n"
+            "configure lldp portidsubtype ifname\n"
+            "configure lldp tx-interval 1\nconfigure lldp tx-hold 6\n"
+        )
+        device.sh(
+            str(LLDPD),
+            "-u",
+            str(device.lldp_socket),
+            "-p",
+            str(device.root / "lldpd.pid"),
+            "-I",
+            "Ethernet*",
+            "-O",
+            str(config),
+        )
         deadline = time.monotonic() + 10
         while not device.lldp_socket.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -235,12 +274,26 @@ class NamespaceLab:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
         device.sshd = subprocess.Popen(
             ["ip", "netns", "exec", device.netns, str(SSHD), "-D", "-e", "-f", str(config)],
-            stderr=(device.root / "sshd.log").open("wb"))
+            stderr=(device.root / "sshd.log").open("wb"),
+        )
         wait_for_port(device.address)
 
     def cable(self, a: str, port_a: str, b: str, port_b: str) -> None:
-        run("ip", "link", "add", port_a, "netns", self.devices[a].netns, "type", "veth",
-            "peer", "name", port_b, "netns", self.devices[b].netns)
+        run(
+            "ip",
+            "link",
+            "add",
+            port_a,
+            "netns",
+            self.devices[a].netns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            port_b,
+            "netns",
+            self.devices[b].netns,
+        )
         run("ip", "-n", self.devices[a].netns, "link", "set", port_a, "up")
         run("ip", "-n", self.devices[b].netns, "link", "set", port_b, "up")
         self.lldp_rescan()
@@ -257,8 +310,10 @@ class NamespaceLab:
 
     def devices_file(self, path: Path, names: list[str] | None = None) -> Path:
         chosen = names or sorted(self.devices)
-        data = {"defaults": {"username": "root", "key_file": str(self.ssh_dir / "client_key")},
-                "devices": {n: self.devices[n].device_entry() for n in chosen}}
+        data = {
+            "defaults": {"username": "root", "key_file": str(self.ssh_dir / "client_key")},
+            "devices": {n: self.devices[n].device_entry() for n in chosen},
+        }
         path.write_text(yaml.safe_dump(data))
         return path
 
@@ -287,8 +342,7 @@ def build_fabric(lab: NamespaceLab, fabric_json: Path, lldp: bool = True) -> Non
         hosts = sorted(h["port"] for h in data["hosts"] if h["switch"] == switch["name"])
         lab.add_switch(switch["name"], hosts, lldp=lldp)
     for link in data["links"]:
-        lab.cable(link["a"]["switch"], link["a"]["port"], link["b"]["switch"],
-                  link["b"]["port"])
+        lab.cable(link["a"]["switch"], link["a"]["port"], link["b"]["switch"], link["b"]["port"])
 
 
 def compiled_frr_table(out: Path, name: str) -> dict[str, set[str]]:

@@ -21,8 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_committed_json_schema_is_current() -> None:
     committed = (REPO / "inventories" / "inventory.schema.json").read_text(encoding="utf-8")
-    assert committed == inventory_json_schema_text(), "run: fatpaths schema -o " \
-        "inventories/inventory.schema.json"
+    assert committed == inventory_json_schema_text(), (
+        "run: fatpaths schema -o inventories/inventory.schema.json"
+    )
 
 
 def test_every_example_inventory_matches_the_json_schema() -> None:
@@ -93,8 +94,9 @@ def test_topo_generate_writes_an_inventory_that_compiles(tmp_path: Path) -> None
 
 
 def test_topo_generate_bad_parameter_exits_2(tmp_path: Path) -> None:
-    result = CliRunner().invoke(build_app(), ["topo", "generate", "slimfly", "-p", "q=6",
-                                              "-o", str(tmp_path / "x.yaml")])
+    result = CliRunner().invoke(
+        build_app(), ["topo", "generate", "slimfly", "-p", "q=6", "-o", str(tmp_path / "x.yaml")]
+    )
     assert result.exit_code == 2
     assert "q=6 is not a prime power" in result.stderr
     assert not (tmp_path / "x.yaml").exists()

@@ -71,6 +71,7 @@ def test_features_really_differ_in_the_ir() -> None:
     for address in v6["addressing"]["hosts"][0]["addresses"]:
         assert address["v4"] is None and ":" in address["v6"]
     assert sum(s["layer_routes"] for s in ecmp["switches"]) > sum(
-        s["layer_routes"] for s in base["switches"])
+        s["layer_routes"] for s in base["switches"]
+    )
     assert all(layer["up_down_rank"] is not None for layer in acyclic["layers"])
     assert all(layer["deadlock_free"] for layer in acyclic["layers"])

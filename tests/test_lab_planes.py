@@ -73,8 +73,9 @@ def test_every_host_has_one_uplink_per_plane(hand2: Path) -> None:
             }
             assert {a.split("/")[0] for a in found} == wanted
             # The far end of the cable is the host's switch in that plane.
-            peer = run(["ip", "-n", plan.switches[port.switch].netns, "link", "show",
-                        port.switch_ifname])
+            peer = run(
+                ["ip", "-n", plan.switches[port.switch].netns, "link", "show", port.switch_ifname]
+            )
             assert "state UP" in peer or "LOWER_UP" in peer
 
 
@@ -104,8 +105,11 @@ def test_pings_every_pair_plane_and_layer_and_survives_a_failed_plane(hand2: Pat
     broken = [
         p
         for p in probes
-        if (model.links_used(p.layer, p.src_switch, p.dst_switch)
-            | model.links_used(p.layer, p.dst_switch, p.src_switch)) & failed
+        if (
+            model.links_used(p.layer, p.src_switch, p.dst_switch)
+            | model.links_used(p.layer, p.dst_switch, p.src_switch)
+        )
+        & failed
     ]
     assert {p.plane for p in broken} == {1} and len(broken) == 24
     code, output = invoke("lab", "test", str(hand2))

@@ -37,8 +37,7 @@ def test_lab_test_checks_the_shaping_of_every_host(shaped_clos: Path) -> None:
     report = run_lab_test(plan, [])
     assert report.ok
     assert len(report.pacing) == 6
-    assert all(r.ok and r.wanted_mbit == 10_000 and "10000 Mb/s" in r.found
-               for r in report.pacing)
+    assert all(r.ok and r.wanted_mbit == 10_000 and "10000 Mb/s" in r.found for r in report.pacing)
     victim = plan.hosts[0]
     run(in_netns(victim.netns, ["tc", "qdisc", "del", "dev", "eth0", "root"]))
     report = run_lab_test(plan, [])

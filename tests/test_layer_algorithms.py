@@ -44,8 +44,9 @@ def _hops(nr: int, edges: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def _spec(algorithm: str, **extra: object) -> RoutingSpec:
-    return RoutingSpec.model_validate({"layers": SPARSE_LAYERS + 1, "algorithm": algorithm,
-                                       **extra})
+    return RoutingSpec.model_validate(
+        {"layers": SPARSE_LAYERS + 1, "algorithm": algorithm, **extra}
+    )
 
 
 BUILDERS: dict[str, SparseLayerBuilder] = {
@@ -58,7 +59,8 @@ BUILDERS: dict[str, SparseLayerBuilder] = {
 
 @pytest.mark.parametrize("algorithm", sorted(BUILDERS))
 def test_same_seed_same_layers_other_seed_other_layers(
-        slimfly5: tuple[int, np.ndarray], algorithm: str) -> None:
+    slimfly5: tuple[int, np.ndarray], algorithm: str
+) -> None:
     nr, edges = slimfly5
     builder, spec = BUILDERS[algorithm], _spec(algorithm)
     first = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(11), spec)
@@ -71,7 +73,8 @@ def test_same_seed_same_layers_other_seed_other_layers(
 
 
 def test_overlap_paths_are_monotone_and_shortest_in_their_layer(
-        slimfly5: tuple[int, np.ndarray]) -> None:
+    slimfly5: tuple[int, np.ndarray],
+) -> None:
     nr, edges = slimfly5
     rng = np.random.default_rng(3)
     plan = plan_overlap_layers(nr, edges, SPARSE_LAYERS, rng, _spec("overlap"))
@@ -92,8 +95,9 @@ def test_overlap_paths_are_monotone_and_shortest_in_their_layer(
 
 def test_paths_per_layer_bounds_each_layer(slimfly5: tuple[int, np.ndarray]) -> None:
     nr, edges = slimfly5
-    plan = plan_overlap_layers(nr, edges, 3, np.random.default_rng(5),
-                               _spec("overlap", paths_per_layer=7))
+    plan = plan_overlap_layers(
+        nr, edges, 3, np.random.default_rng(5), _spec("overlap", paths_per_layer=7)
+    )
     assert [len(paths) for paths in plan.paths] == [7, 7, 7]
     assert all(mask.sum() <= 7 * 3 for mask in plan.masks)
 
@@ -101,24 +105,26 @@ def test_paths_per_layer_bounds_each_layer(slimfly5: tuple[int, np.ndarray]) -> 
 def _overlap_over_chance(masks: list[np.ndarray]) -> float:
     """Mean shared links of two layers relative to what independent layers would share."""
     links = np.stack(masks).astype(float)
-    ratios = [links[i] @ links[j] / (links[i].sum() * links[j].sum() / links.shape[1])
-              for i, j in itertools.combinations(range(len(masks)), 2)]
+    ratios = [
+        links[i] @ links[j] / (links[i].sum() * links[j].sum() / links.shape[1])
+        for i, j in itertools.combinations(range(len(masks)), 2)
+    ]
     return float(np.mean(ratios))
 
 
 def test_overlap_layers_share_fewer_links_than_random_layers_of_equal_density(
-        slimfly5: tuple[int, np.ndarray]) -> None:
+    slimfly5: tuple[int, np.ndarray],
+) -> None:
     nr, edges = slimfly5
     seeds = range(1, 5)
     spec = _spec("overlap", paths_per_layer=nr)
     built = [build_layers(nr, edges, spec, seed)[1:] for seed in seeds]
     density = float(np.mean([layer.links.mean() for layers in built for layer in layers]))
-    sampled = [build_layers(nr, edges, _spec("random", rho=density), seed)[1:]
-               for seed in seeds]
-    overlap = np.mean([_overlap_over_chance([layer.links for layer in layers])
-                       for layers in built])
-    random = np.mean([_overlap_over_chance([layer.links for layer in layers])
-                      for layers in sampled])
+    sampled = [build_layers(nr, edges, _spec("random", rho=density), seed)[1:] for seed in seeds]
+    overlap = np.mean([_overlap_over_chance([layer.links for layer in layers]) for layers in built])
+    random = np.mean(
+        [_overlap_over_chance([layer.links for layer in layers]) for layers in sampled]
+    )
     # Measured: 0.97 against 1.00 (8 seeds, q=5, M = Nr).
     assert overlap < random
 
@@ -129,8 +135,11 @@ def _distinct_paths(nr: int, edges: np.ndarray, masks: list[np.ndarray]) -> np.n
     tables = []
     for mask in masks:
         kept = edges[mask]
-        tables.append(_native.layer_forwarding(
-            nr, np.ascontiguousarray(kept[:, 0]), np.ascontiguousarray(kept[:, 1]), 7))
+        tables.append(
+            _native.layer_forwarding(
+                nr, np.ascontiguousarray(kept[:, 0]), np.ascontiguousarray(kept[:, 1]), 7
+            )
+        )
     assert all((dist < 255).all() for dist, _ in tables)
     # Walk every route for the longest layer distance; arrived routes stay at the destination.
     longest = max(int(dist.max()) for dist, _ in tables)
@@ -143,7 +152,7 @@ def _distinct_paths(nr: int, edges: np.ndarray, masks: list[np.ndarray]) -> np.n
             node = np.where(step >= 0, step, node)
             hops.append(node)
         signatures.append(np.stack(hops, axis=1))
-    per_layer = np.stack(signatures)             # layer, pair, hop
+    per_layer = np.stack(signatures)  # layer, pair, hop
     distinct = np.ones(nr * nr, dtype=np.int64)
     for layer in range(1, len(masks)):
         earlier = per_layer[:layer]
@@ -153,7 +162,8 @@ def _distinct_paths(nr: int, edges: np.ndarray, masks: list[np.ndarray]) -> np.n
 
 
 def test_nine_overlap_layers_give_most_pairs_three_distinct_paths(
-        slimfly5: tuple[int, np.ndarray]) -> None:
+    slimfly5: tuple[int, np.ndarray],
+) -> None:
     nr, edges = slimfly5
     layers = build_layers(nr, edges, _spec("overlap"), 1)
     distinct = _distinct_paths(nr, edges, [layer.links for layer in layers])
@@ -188,13 +198,18 @@ TREE_PLANS = {
 }
 
 
-@pytest.mark.parametrize(("algorithm", "extra"), [
-    ("spain", {}), ("past", {}), ("past", {"past_random_root": True}),
-])
+@pytest.mark.parametrize(
+    ("algorithm", "extra"),
+    [
+        ("spain", {}),
+        ("past", {}),
+        ("past", {"past_random_root": True}),
+    ],
+)
 @pytest.mark.parametrize("layers", [9, 40])
 def test_tree_baselines_build_trees_that_route_every_pair_they_serve(
-        slimfly3: tuple[int, np.ndarray], algorithm: str, extra: dict[str, object],
-        layers: int) -> None:
+    slimfly3: tuple[int, np.ndarray], algorithm: str, extra: dict[str, object], layers: int
+) -> None:
     """Slim Fly q=3 (18 switches): 40 layers reach SPAIN's partial trees of second paths,
     which completion must join into spanning trees without creating a cycle."""
     nr, edges = slimfly3
@@ -223,7 +238,8 @@ def test_tree_baselines_build_trees_that_route_every_pair_they_serve(
 
 
 def test_tree_baselines_need_more_layers_than_slim_fly_offers(
-        slimfly5: tuple[int, np.ndarray]) -> None:
+    slimfly5: tuple[int, np.ndarray],
+) -> None:
     nr, edges = slimfly5
     spain = plan_spain_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(6), _spec("spain"))
     past = plan_past_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(6), _spec("past"))
@@ -237,7 +253,8 @@ def test_tree_baselines_need_more_layers_than_slim_fly_offers(
 
 
 def test_past_trees_are_shortest_path_trees_towards_their_destination(
-        slimfly5: tuple[int, np.ndarray]) -> None:
+    slimfly5: tuple[int, np.ndarray],
+) -> None:
     nr, edges = slimfly5
     fabric_hops = _hops(nr, edges, np.ones(len(edges), dtype=bool))
     shortest = {}
@@ -259,8 +276,9 @@ def test_past_trees_are_shortest_path_trees_towards_their_destination(
 
 def test_kshortest_path_lengths_grow_with_the_layer(slimfly5: tuple[int, np.ndarray]) -> None:
     nr, edges = slimfly5
-    plan = plan_kshortest_layers(nr, edges, SPARSE_LAYERS, np.random.default_rng(8),
-                                 _spec("kshortest", paths_per_layer=40))
+    plan = plan_kshortest_layers(
+        nr, edges, SPARSE_LAYERS, np.random.default_rng(8), _spec("kshortest", paths_per_layer=40)
+    )
     assert len(plan.paths) == 40
     fabric_hops = _hops(nr, edges, np.ones(len(edges), dtype=bool))
     index = {(int(u), int(v)): i for i, (u, v) in enumerate(edges)}

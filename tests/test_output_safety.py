@@ -121,8 +121,11 @@ def test_an_earlier_output_is_replaced_and_lists_what_it_wrote(workspace: Path) 
     assert compile_cli("inventory.yaml", "-o", "out")[0] == 0
     marker = (workspace / "out" / OUTPUT_MARKER).read_text().splitlines()
     listed = {line for line in marker if not line.startswith("#")}
-    on_disk = {p.relative_to(workspace / "out").as_posix()
-               for p in (workspace / "out").rglob("*") if p.is_file()}
+    on_disk = {
+        p.relative_to(workspace / "out").as_posix()
+        for p in (workspace / "out").rglob("*")
+        if p.is_file()
+    }
     assert listed == on_disk - {OUTPUT_MARKER}
     assert "fabric.json" in listed
     (workspace / "out" / "verify").mkdir()
@@ -236,8 +239,9 @@ def test_a_read_only_location_is_a_clear_error_with_nothing_left_behind(
     parent = tmp_path / "ro"
     parent.mkdir()
     if os.geteuid() == 0:  # root ignores permission bits; a read-only mount binds it too
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(parent)],
-                       check=True)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(parent)], check=True
+        )
     else:
         parent.chmod(0o555)
     try:

@@ -19,7 +19,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "maturin", "build", "--release", "--quiet", "-o", str(out)],
-        cwd=REPO, check=True, capture_output=True,
+        cwd=REPO,
+        check=True,
+        capture_output=True,
     )
     (built,) = out.glob("*.whl")
     return built
@@ -39,9 +41,19 @@ def test_templates_are_package_data_of_fatpaths_cfg(wheel: Path) -> None:
 def test_an_installed_wheel_compiles_and_renders(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-         str(target), str(wheel)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
     )
     out = tmp_path / "out"
     script = (

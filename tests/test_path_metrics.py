@@ -54,8 +54,9 @@ def complete(n: int) -> Graph:
 def greedy_trap() -> Graph:
     """s=0, t=5: the 3-hop path 0-1-4-5 takes the first link of 0-1-2-3-5 and the last of
     0-6-7-4-5 (both 4 hops), so greedy finds 1 path where 2 exist."""
-    return Graph.from_edges(8, [(0, 1), (1, 2), (2, 3), (3, 5), (0, 6), (6, 7), (7, 4), (4, 5),
-                                (1, 4)])
+    return Graph.from_edges(
+        8, [(0, 1), (1, 2), (2, 3), (3, 5), (0, 6), (6, 7), (7, 4), (4, 5), (1, 4)]
+    )
 
 
 def minimal_next_hop(graph: Graph) -> np.ndarray:
@@ -75,8 +76,10 @@ def network(graph: Graph) -> RoutedNetwork:
 
 def pair_counts(net: RoutedNetwork, hops: int, cap: int = 10_000) -> list[DisjointCount]:
     """The three topology counts interference needs for a, b, c, d = 0, 1, 2, 3."""
-    counts = [count_disjoint(net, "topology", [0, 2], targets, hops, exact=True, cap=cap)
-              for targets in ([1], [3], [1, 3])]
+    counts = [
+        count_disjoint(net, "topology", [0, 2], targets, hops, exact=True, cap=cap)
+        for targets in ([1], [3], [1, 3])
+    ]
     assert all(c is not None for c in counts)
     return [c for c in counts if c is not None]
 
@@ -152,11 +155,16 @@ def test_radix_invariant_figures_of_a_clique_match_the_paper_s_reasoning() -> No
     # K_8, k'=7: c_1 = 1 < 3 and c_2 = 7 for every pair, so d' = 2 and CDP is 100% of k' in
     # mean and tail; every quadruple interferes by 2 (see above), 2/7 of k'. The paper's
     # clique row (k'=100) reads 100%, 100%, 2% = 2/100 for the same reason.
-    result = path_metrics(network(complete(8)),
-                          MetricsSettings(pairs=40, quadruples=10, exact_samples=10))
+    result = path_metrics(
+        network(complete(8)), MetricsSettings(pairs=40, quadruples=10, exact_samples=10)
+    )
     assert result["radix_invariant"] == {
-        "d_prime": 2, "cdp_mean": 1.0, "cdp_p1": 1.0, "pi_mean": round(2 / 7, 4),
-        "pi_p99.9": round(2 / 7, 4), "pi_samples": 10,
+        "d_prime": 2,
+        "cdp_mean": 1.0,
+        "cdp_p1": 1.0,
+        "pi_mean": round(2 / 7, 4),
+        "pi_p99.9": round(2 / 7, 4),
+        "pi_samples": 10,
     }
 
 
@@ -200,10 +208,20 @@ def test_length_bounded_cut_exceeds_the_disjoint_path_count_on_a_dragonfly() -> 
     # each gives one path and one cut link. The rest run over the global link 27-31 or around
     # it through group 8 (27-35-31); two of them always share 24-27, 31-28 or 27-31, so they
     # give one path, but no single link meets them all: 3 disjoint paths, and a cut of 4.
-    paths = [(24, 2, 3, 28), (24, 6, 7, 28), (24, 27, 31, 28), (24, 2, 0, 3, 28),
-             (24, 2, 1, 3, 28), (24, 6, 4, 7, 28), (24, 6, 5, 7, 28), (24, 25, 27, 31, 28),
-             (24, 26, 27, 31, 28), (24, 27, 31, 29, 28), (24, 27, 31, 30, 28),
-             (24, 27, 35, 31, 28)]
+    paths = [
+        (24, 2, 3, 28),
+        (24, 6, 7, 28),
+        (24, 27, 31, 28),
+        (24, 2, 0, 3, 28),
+        (24, 2, 1, 3, 28),
+        (24, 6, 4, 7, 28),
+        (24, 6, 5, 7, 28),
+        (24, 25, 27, 31, 28),
+        (24, 26, 27, 31, 28),
+        (24, 27, 31, 29, 28),
+        (24, 27, 31, 30, 28),
+        (24, 27, 35, 31, 28),
+    ]
     graph = Graph.from_edges(36, set().union(*(links_of(p) for p in paths)))
     found = enumerate_paths(graph, [24], [28], 4, cap=100)
     assert found is not None and set(found) == set(paths)
@@ -218,10 +236,16 @@ def test_length_bounded_cut_exceeds_the_disjoint_path_count_on_a_dragonfly() -> 
         (complete(5), [([0], [1]), ([0, 2], [1, 3])], 3),
         (cycle(7), [([0], [3]), ([0, 1], [4])], 6),
         # Petersen graph: 3-regular, girth 5
-        (Graph.from_edges(10, [(i, (i + 1) % 5) for i in range(5)]
-                          + [(i, i + 5) for i in range(5)]
-                          + [(5 + i, 5 + (i + 2) % 5) for i in range(5)]),
-         [([0], [1]), ([0], [7]), ([0, 2], [6, 8])], 4),
+        (
+            Graph.from_edges(
+                10,
+                [(i, (i + 1) % 5) for i in range(5)]
+                + [(i, i + 5) for i in range(5)]
+                + [(5 + i, 5 + (i + 2) % 5) for i in range(5)],
+            ),
+            [([0], [1]), ([0], [7]), ([0, 2], [6, 8])],
+            4,
+        ),
     ],
 )
 def test_programmes_match_exhaustive_search(
@@ -282,8 +306,9 @@ def test_metrics_are_deterministic_in_the_seed() -> None:
     settings = MetricsSettings(pairs=30, quadruples=10, exact_samples=5, permutations=3, seed=7)
     first = path_metrics(net, settings)
     assert json.dumps(first) == json.dumps(path_metrics(net, settings))
-    other = path_metrics(net, MetricsSettings(pairs=30, quadruples=10, exact_samples=5,
-                                              permutations=3, seed=8))
+    other = path_metrics(
+        net, MetricsSettings(pairs=30, quadruples=10, exact_samples=5, permutations=3, seed=8)
+    )
     assert first["collisions"] != other["collisions"]
 
 
@@ -292,8 +317,11 @@ def test_compiled_slimfly_layers_offer_a_subset_of_the_topology_paths(tmp_path: 
     api.build_output(api.compile_fabric(INVENTORIES / "slimfly-q5.yaml")).commit(out)
     compiled = load_compiled(out)
     fabric = compiled.fabric
-    net = RoutedNetwork(Graph(fabric.nr, fabric.edges.astype(np.int64)),
-                        np.array([h.switch for h in fabric.hosts]), compiled.next_hop)
+    net = RoutedNetwork(
+        Graph(fabric.nr, fabric.edges.astype(np.int64)),
+        np.array([h.switch for h in fabric.hosts]),
+        compiled.next_hop,
+    )
     result = path_metrics(net, MetricsSettings(pairs=60, quadruples=20, exact_samples=10))
     assert result["diameter"] == 2 and result["lengths"] == [2, 3, 4]
     cdp = result["cdp"]
@@ -316,8 +344,9 @@ def test_analyze_prints_one_line_per_metric(tmp_path: FsPath) -> None:
     def _root() -> None:
         """test app"""
 
-    result = CliRunner().invoke(app, ["analyze", str(out), "--pairs", "30", "--traffic",
-                                      "permutation"])
+    result = CliRunner().invoke(
+        app, ["analyze", str(out), "--pairs", "30", "--traffic", "permutation"]
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     for layer_set in ("topology", "minimal", "layers"):

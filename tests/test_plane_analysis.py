@@ -86,8 +86,9 @@ def test_throughput_grows_with_k_and_stays_below_mcf() -> None:
     pairs = host_pattern(planes, "permutation", 4)
     bound = plane_throughput(catalogue, pairs, "mcf").throughput_gbps
     for scheme in ("ksp", "ksp-total"):
-        values = [plane_throughput(catalogue, pairs, scheme, k).throughput_gbps
-                  for k in (1, 2, 4, 8)]
+        values = [
+            plane_throughput(catalogue, pairs, scheme, k).throughput_gbps for k in (1, 2, 4, 8)
+        ]
         assert all(b >= a - 1e-6 for a, b in itertools.pairwise(values)), values
         assert values[-1] <= bound * (1 + 1e-4)
         assert values[-1] > values[0]
@@ -125,14 +126,17 @@ def test_heterogeneous_planes_shorten_paths_and_resist_failures_better_than_seri
 
 def test_study_is_deterministic_with_seed() -> None:
     planes = jellyfish_planes("jf", 12, 3, 2, 2, True, 1, 100.0)
-    study = PlaneStudy(("permutation", "all-to-all"), ("mcf", "ecmp", "ksp-total"), (1, 2),
-                       (0.0, 0.2), 2, 9)
+    study = PlaneStudy(
+        ("permutation", "all-to-all"), ("mcf", "ecmp", "ksp-total"), (1, 2), (0.0, 0.2), 2, 9
+    )
     first, second = study_planes(planes, study), study_planes(planes, study)
     for result in (first, second):
         result.pop("cpu_seconds")
     assert json.dumps(first) == json.dumps(second)
-    other = study_planes(planes, PlaneStudy(study.patterns, study.schemes, study.k_values,
-                                            study.failure_shares, 2, 10))
+    other = study_planes(
+        planes,
+        PlaneStudy(study.patterns, study.schemes, study.k_values, study.failure_shares, 2, 10),
+    )
     other.pop("cpu_seconds")
     assert json.dumps(other) != json.dumps(first)
 
@@ -151,8 +155,7 @@ def test_analyze_planes_on_a_compiled_four_plane_fabric(tmp_path: Path) -> None:
     def _root() -> None:
         """test app"""
 
-    args = ["analyze", str(out), "--planes", "--k", "1,4", "--failures", "0,0.25",
-            "--trials", "2"]
+    args = ["analyze", str(out), "--planes", "--k", "1,4", "--failures", "0,0.25", "--trials", "2"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads((out / "planes" / "planes.json").read_text())

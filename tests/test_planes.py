@@ -77,6 +77,7 @@ def fabric_of(tmp_path: Path, text: str) -> Fabric:
 
 def plane_edges(fabric: Fabric, plane: int) -> set[tuple[str, str]]:
     """A plane's links by switch names without the plane prefix."""
+
     def rack(switch: int) -> str:
         return fabric.switches[switch].name.split("-", 1)[1]
 
@@ -91,7 +92,10 @@ def test_hand_written_two_planes() -> None:
     fabric = load_fabric(HAND)[1]
     assert fabric.planes == 2
     assert [fabric.switches[s].name for s in fabric.switches_of_plane(1)] == [
-        "b1", "b2", "b3", "b4"
+        "b1",
+        "b2",
+        "b3",
+        "b4",
     ]
     for host in fabric.hosts:
         assert len(host.uplinks) == 2
@@ -177,9 +181,7 @@ def test_every_switch_route_stays_in_its_plane(compiled_planes: CompiledFabric) 
     fabric, plan = compiled_planes.fabric, compiled_planes.address_plan
     assert plan.v4 is not None
     subnet_plane = {
-        subnet: fabric.switches[s].plane
-        for row in plan.v4.subnets
-        for s, subnet in enumerate(row)
+        subnet: fabric.switches[s].plane for row in plan.v4.subnets for s, subnet in enumerate(row)
     }
     end_plane = {
         address: fabric.switches[link.a].plane
@@ -305,8 +307,23 @@ def test_verify_walks_each_plane_and_passes(inventory: Path, tmp_path: Path) -> 
 
 def test_topo_generate_writes_a_planes_inventory(tmp_path: Path) -> None:
     out = tmp_path / "planes.yaml"
-    args = ["topo", "generate", "jellyfish", "--param", "nr=6", "--param", "k=3", "--param",
-            "p=1", "--param", "planes=2", "--param", "heterogeneous=true", "-o", str(out)]
+    args = [
+        "topo",
+        "generate",
+        "jellyfish",
+        "--param",
+        "nr=6",
+        "--param",
+        "k=3",
+        "--param",
+        "p=1",
+        "--param",
+        "planes=2",
+        "--param",
+        "heterogeneous=true",
+        "-o",
+        str(out),
+    ]
     result = CliRunner().invoke(build_app(), args)
     assert result.exit_code == 0, result.output
     fabric = load_fabric(out)[1]

@@ -96,8 +96,7 @@ def test_host_plan_has_one_uplink_address_set_and_route_per_plane(hand2: Path) -
             assert gateway == gateways[(uplink["switch"], 1)]
             assert source == mine[0].split("/")[0]
             assert all(
-                (int(r["plane"]) == uplink["plane"])
-                == _inside(r["address"].split("/")[0], block)
+                (int(r["plane"]) == uplink["plane"]) == _inside(r["address"].split("/")[0], block)
                 for r in addresses
             )
 
@@ -242,16 +241,12 @@ def test_a_route_into_another_plane_is_a_cross_plane_fault(hand2: Path, tmp_path
     assert found.source == "a1"
 
 
-def test_a_next_hop_in_another_plane_is_a_cross_plane_fault(
-    hand2: Path, tmp_path: Path
-) -> None:
+def test_a_next_hop_in_another_plane_is_a_cross_plane_fault(hand2: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     shutil.copytree(hand2, out)
     loaded = load_compiled(out)
     # A next hop on a plane-1 link: the far end (b-side) of the first plane-1 link.
-    index = next(
-        k.index for k in loaded.fabric.links if loaded.fabric.switches[k.a].plane == 1
-    )
+    index = next(k.index for k in loaded.fabric.links if loaded.fabric.switches[k.a].plane == 1)
     link = loaded.data["addressing"]["links"][index]
     far = str(link["b_v4"]).split("/")[0]
     mine = _subnet(out, "a3", 1)

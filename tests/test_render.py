@@ -217,9 +217,7 @@ def test_batfish_snapshot_is_written_only_when_asked(tmp_path: Path) -> None:
 
 def _rendered(case: str) -> dict[str, bytes]:
     inventory, platforms = GOLDEN_CASES[case]
-    files = api.build_output(
-        api.compile_fabric(inventory), platforms=platforms, batfish=True
-    ).files
+    files = api.build_output(api.compile_fabric(inventory), platforms=platforms, batfish=True).files
     keep = ("configs/", "hosts/", "batfish/")
     return {k: v for k, v in files.items() if k.startswith(keep)}
 
@@ -245,8 +243,9 @@ ARISTA_DEVICE_LINE = re.compile(r"(?m)^! device: .*\(.*EOS-\d.*")
 ARISTA_BOOT_LINE = re.compile(r"(?m)^.*boot system flash.*\.swi")
 
 
-EOS_CASES = sorted(case for case, (_, platforms) in GOLDEN_CASES.items()
-                   if platforms is None or "eos" in platforms)
+EOS_CASES = sorted(
+    case for case, (_, platforms) in GOLDEN_CASES.items() if platforms is None or "eos" in platforms
+)
 
 
 @pytest.mark.parametrize("case", EOS_CASES)

@@ -61,7 +61,8 @@ CLOSED_FORMS = [
 
 @pytest.mark.parametrize(("kind", "params", "closed_form"), CLOSED_FORMS)
 def test_worst_case_saturates_minimal_routing_at_the_sc15_closed_form(
-        tmp_path: Path, kind: str, params: dict[str, int], closed_form: float) -> None:
+    tmp_path: Path, kind: str, params: dict[str, int], closed_form: float
+) -> None:
     compiled = _compiled(tmp_path, kind, params)
     assert _mat(compiled, "worst-case") == pytest.approx(closed_form, abs=1e-6)
     assert _mat(compiled, "uniform") > closed_form
@@ -91,8 +92,13 @@ def test_slimfly_worst_case_overlaps_routes_in_pairs(tmp_path: Path) -> None:
 
 def test_simulator_and_analysis_accept_the_same_pattern_names() -> None:
     assert workloads.PATTERNS == traffic.PATTERNS
-    for name in ("worst-case", "worst-case-matching", "all-to-all", "nearest-neighbour",
-                 "off-diagonal"):
+    for name in (
+        "worst-case",
+        "worst-case-matching",
+        "all-to-all",
+        "nearest-neighbour",
+        "off-diagonal",
+    ):
         assert name in traffic.PATTERNS
 
 
@@ -122,16 +128,34 @@ def test_analyze_reports_saturation_throughput_per_pattern(tmp_path: Path) -> No
     def _root() -> None:
         """test app"""
 
-    result = CliRunner().invoke(app, [
-        "analyze", str(compiled.directory), "--pairs", "20", "--schemes", "minimal",
-        "--traffic", "worst-case,offdiagonal,nearest-neighbour", "--offset", "3",
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "analyze",
+            str(compiled.directory),
+            "--pairs",
+            "20",
+            "--schemes",
+            "minimal",
+            "--traffic",
+            "worst-case,offdiagonal,nearest-neighbour",
+            "--offset",
+            "3",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if "0.333" in line]
-    looped = CliRunner().invoke(app, [
-        "analyze", str(compiled.directory), "--traffic", "off-diagonal",
-        "--offset", str(len(compiled.fabric.hosts)),
-    ])
+    looped = CliRunner().invoke(
+        app,
+        [
+            "analyze",
+            str(compiled.directory),
+            "--traffic",
+            "off-diagonal",
+            "--offset",
+            str(len(compiled.fabric.hosts)),
+        ],
+    )
     assert looped.exit_code == 2 and "multiple of" in looped.output
     # The alias maps to off-diagonal; offset 3 = k is OFT's worst case too.
     assert any("worst-case" in row for row in rows)

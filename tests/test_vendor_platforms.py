@@ -87,9 +87,7 @@ def test_vlan_encoding_is_refused_with_the_supported_encodings(platform: str) ->
 def test_the_snapshot_holds_the_vendor_file_and_wires_vendor_ports(
     platform: str, snapshot: str, link_port: str, host_port: str
 ) -> None:
-    files = api.build_output(
-        api.compile_fabric(HAND6), platforms=[platform], batfish=True
-    ).files
+    files = api.build_output(api.compile_fabric(HAND6), platforms=[platform], batfish=True).files
     assert snapshot in files
     assert not any(name.startswith("batfish/sonic_configs/") for name in files)
     edges = json.loads(files["batfish/batfish/layer1_topology.json"])["edges"]
@@ -103,9 +101,7 @@ def test_the_snapshot_holds_the_vendor_file_and_wires_vendor_ports(
 
 
 def test_cumulus_snapshot_concatenates_the_device_files_in_batfish_order() -> None:
-    files = api.build_output(
-        api.compile_fabric(HAND6), platforms=["cumulus"], batfish=True
-    ).files
+    files = api.build_output(api.compile_fabric(HAND6), platforms=["cumulus"], batfish=True).files
     interfaces = files["configs/cumulus/leaf1/interfaces"]
     frr = files["configs/cumulus/leaf1/frr.conf"]
     joined = files["batfish/configs/leaf1.cfg"]

@@ -173,19 +173,27 @@ def analyze_command(
         500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."
     ),
     quadruples: int = typer.Option(
-        100, "--quadruples", min=0,
+        100,
+        "--quadruples",
+        min=0,
         help="Switch quadruples (a, b, c, d) sampled for path interference.",
     ),
     exact_samples: int = typer.Option(
-        20, "--exact-samples", min=0,
+        20,
+        "--exact-samples",
+        min=0,
         help="Samples on which c_l and interference over all paths are also solved exactly.",
     ),
     path_cap: int = typer.Option(
-        20_000, "--path-cap", min=1,
+        20_000,
+        "--path-cap",
+        min=1,
         help="Skip an exact sample with more candidate paths than this.",
     ),
     collision_permutations: int = typer.Option(
-        20, "--collision-permutations", min=0,
+        20,
+        "--collision-permutations",
+        min=0,
         help="Random host permutations for the collision histogram.",
     ),
     seed: int = typer.Option(1, "--seed"),
@@ -213,14 +221,16 @@ def analyze_command(
         "all-to-all, and hop count under random link failures (writes OUT/planes).",
     ),
     plane_schemes: str = typer.Option(
-        "mcf,ecmp,ksp,ksp-total,fatpaths", "--plane-schemes",
+        "mcf,ecmp,ksp,ksp-total,fatpaths",
+        "--plane-schemes",
         help="Comma-separated (--planes): mcf, ecmp, ksp, ksp-total, fatpaths.",
     ),
     k_values: str = typer.Option(
         "1,2,4,8", "--k", help="Comma-separated K values of ksp and ksp-total (--planes)."
     ),
     failure_shares: str = typer.Option(
-        "0,0.1,0.2,0.3,0.4,0.5", "--failures",
+        "0,0.1,0.2,0.3,0.4,0.5",
+        "--failures",
         help="Comma-separated shares of links failed (--planes).",
     ),
     trials: int = typer.Option(5, "--trials", min=1, help="Failure draws per share (--planes)."),
@@ -230,12 +240,20 @@ def analyze_command(
 
     compiled = run_or_exit(lambda: load_compiled(out))
     if planes:
-        planes_command(compiled, results or out / "planes", plane_schemes, k_values,
-                       failure_shares, trials, seed)
+        planes_command(
+            compiled,
+            results or out / "planes",
+            plane_schemes,
+            k_values,
+            failure_shares,
+            trials,
+            seed,
+        )
         return
     if convergence:
-        convergence_command(compiled, results or out / "convergence", permutations, seed,
-                            max_iterations)
+        convergence_command(
+            compiled, results or out / "convergence", permutations, seed, max_iterations
+        )
         return
     pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
@@ -253,8 +271,12 @@ def analyze_command(
     target = results or out / "analysis"
     run_or_exit(lambda: check_output_target(target, "analyze"))
     settings = MetricsSettings(
-        pairs=pairs, quadruples=quadruples, exact_samples=exact_samples, path_cap=path_cap,
-        permutations=collision_permutations, seed=seed,
+        pairs=pairs,
+        quadruples=quadruples,
+        exact_samples=exact_samples,
+        path_cap=path_cap,
+        permutations=collision_permutations,
+        seed=seed,
     )
     try:
         with make_progress(console=console) as progress:
@@ -313,8 +335,15 @@ def convergence_command(
     tree = OutputTree("analyze")
     tree.add_json(
         "convergence.json",
-        {"fabric": compiled.fabric.name, "n": n, "r": r, "m": m, "seed": seed,
-         "max_iterations": max_iterations, "points": [point_json(pt) for pt in points]},
+        {
+            "fabric": compiled.fabric.name,
+            "n": n,
+            "r": r,
+            "m": m,
+            "seed": seed,
+            "max_iterations": max_iterations,
+            "points": [point_json(pt) for pt in points],
+        },
     )
     tree.add_bytes("convergence.png", convergence_plot(points, compiled.fabric.name))
     run_or_exit(lambda: tree.commit(target))
@@ -327,14 +356,22 @@ def _numbers(text: str, flag: str, kind: type[int] | type[float]) -> list[Any]:
     try:
         return [kind(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        console.print(f"error: {flag}: not a comma-separated list of numbers: {text}",
-                      style="red", markup=False)
+        console.print(
+            f"error: {flag}: not a comma-separated list of numbers: {text}",
+            style="red",
+            markup=False,
+        )
         raise typer.Exit(2) from None
 
 
 def planes_command(
-    compiled: LoadedCompiled, target: Path, schemes: str, k_values: str,
-    failure_shares: str, trials: int, seed: int,
+    compiled: LoadedCompiled,
+    target: Path,
+    schemes: str,
+    k_values: str,
+    failure_shares: str,
+    trials: int,
+    seed: int,
 ) -> None:
     from fatpaths_cfg.analysis.plane_report import (
         PLANE_PATTERNS,
@@ -349,30 +386,37 @@ def planes_command(
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
     unknown = [s for s in scheme_list if s not in PLANE_SCHEMES]
     if unknown:
-        console.print(f"error: --plane-schemes: unknown {', '.join(unknown)} "
-                      f"(one of {', '.join(PLANE_SCHEMES)})", style="red")
+        console.print(
+            f"error: --plane-schemes: unknown {', '.join(unknown)} "
+            f"(one of {', '.join(PLANE_SCHEMES)})",
+            style="red",
+        )
         raise typer.Exit(2)
     ks = _numbers(k_values, "--k", int)
     shares = _numbers(failure_shares, "--failures", float)
     if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
-        console.print("error: --k values must be >= 1 and --failures shares in [0, 1]",
-                      style="red")
+        console.print("error: --k values must be >= 1 and --failures shares in [0, 1]", style="red")
         raise typer.Exit(2)
     plane_set, members = plane_set_from_fabric(compiled.fabric)
     run_or_exit(lambda: check_output_target(target, "analyze"))
     study = PlaneStudy(PLANE_PATTERNS, tuple(scheme_list), tuple(ks), tuple(shares), trials, seed)
-    result = study_planes(plane_set, study, plane_next_hops(compiled.next_hop, members),
-                          lambda line: console.print(line, markup=False, highlight=False))
+    result = study_planes(
+        plane_set,
+        study,
+        plane_next_hops(compiled.next_hop, members),
+        lambda line: console.print(line, markup=False, highlight=False),
+    )
     result.pop("cpu_seconds")  # same inventory and seed give byte-identical files
     tree = OutputTree("analyze")
     tree.add_json("planes.json", result)
-    title = (f"{plane_set.name}: {plane_set.planes} plane(s), {plane_set.hosts} hosts, "
-             f"seed {seed}")
+    title = f"{plane_set.name}: {plane_set.planes} plane(s), {plane_set.hosts} hosts, seed {seed}"
     tree.add_bytes("planes.png", planes_plot([result], title))
     run_or_exit(lambda: tree.commit(target))
     for point in result["hops_under_failures"]:
-        console.print(f"{point['share']:.0%} links failed: mean hop count "
-                      f"{point['mean_hops']:.3f}, unreachable pairs {point['unreachable']:.2%}")
+        console.print(
+            f"{point['share']:.0%} links failed: mean hop count "
+            f"{point['mean_hops']:.3f}, unreachable pairs {point['unreachable']:.2%}"
+        )
     console.print(f"wrote {target / 'planes.json'} and {target / 'planes.png'}", markup=False)
 
 

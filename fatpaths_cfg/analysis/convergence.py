@@ -158,8 +158,9 @@ def simulate_iterations(
             new = rng.choice([j for j in range(m) if j != old]) if m > 1 else old
             if up[source_switch[f]][new] >= p:
                 # The input switch never puts more than p flows on one up-link: swap instead.
-                there = [g for links in into for g in links[new]
-                         if source_switch[g] == source_switch[f]]
+                there = [
+                    g for links in into for g in links[new] if source_switch[g] == source_switch[f]
+                ]
                 move(rng.choice(sorted(there)), old)
             move(f, new)
     return SimulatedRun(max_iterations, False)

@@ -86,18 +86,35 @@ def convergence_plot(points: list[ConvergencePoint], fabric_name: str) -> bytes:
     for p, (color, marker) in styles.items():
         chosen = [pt for pt in points if pt.shape.p == p]
         rs = [pt.shape.r for pt in chosen]
-        axis.plot(rs, [max(pt.mean, 0.1) for pt in chosen], color=color, marker=marker,
-                  label=f"p={p}: simulated mean")
-        axis.plot(rs, [max(pt.p95, 0.1) for pt in chosen], color=color, marker=marker,
-                  linestyle=":", alpha=0.6, label=f"p={p}: simulated p95")
+        axis.plot(
+            rs,
+            [max(pt.mean, 0.1) for pt in chosen],
+            color=color,
+            marker=marker,
+            label=f"p={p}: simulated mean",
+        )
+        axis.plot(
+            rs,
+            [max(pt.p95, 0.1) for pt in chosen],
+            color=color,
+            marker=marker,
+            linestyle=":",
+            alpha=0.6,
+            label=f"p={p}: simulated p95",
+        )
         model = [pt.model for pt in chosen if pt.model is not None and np.isfinite(pt.model)]
         if len(model) == len(chosen):
             axis.plot(rs, model, color=color, linestyle="--", label=f"p={p}: Last-Step model")
         for pt in chosen:
             if pt.unconverged:  # the mean is then a lower bound: say so on the point
-                axis.annotate(f"{pt.unconverged}/{pt.permutations} capped", (pt.shape.r, pt.mean),
-                              textcoords="offset points", xytext=(-30, -14), fontsize=7,
-                              color=color)
+                axis.annotate(
+                    f"{pt.unconverged}/{pt.permutations} capped",
+                    (pt.shape.r, pt.mean),
+                    textcoords="offset points",
+                    xytext=(-30, -14),
+                    fontsize=7,
+                    color=color,
+                )
     first = points[0].shape
     axis.set_yscale("log")
     axis.set_xlabel("r (input = output switches)")

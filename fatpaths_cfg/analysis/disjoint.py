@@ -56,9 +56,7 @@ class Graph:
     def dist(self) -> np.ndarray:
         """Hop distances; UNREACHABLE where there is no path."""
         e = self.edges
-        adjacency = sp.csr_matrix(
-            (np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(self.nr, self.nr)
-        )
+        adjacency = sp.csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(self.nr, self.nr))
         hops = shortest_path(adjacency, directed=False, unweighted=True)
         hops[np.isinf(hops)] = UNREACHABLE
         return hops.astype(np.int64)
@@ -203,9 +201,7 @@ def _incidence(paths: Sequence[Path]) -> sp.csc_matrix:
         for link in sorted(links_of(path)):
             rows.append(index.setdefault(link, len(index)))
             cols.append(column)
-    return sp.csc_matrix(
-        (np.ones(len(rows)), (rows, cols)), shape=(len(index), len(paths))
-    )
+    return sp.csc_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(index), len(paths)))
 
 
 def _solve_binary(

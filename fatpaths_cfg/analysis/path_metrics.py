@@ -83,8 +83,12 @@ def layer_path(next_hop: np.ndarray, a: int, b: int) -> Path | None:
 
 
 def routed_paths(
-    net: RoutedNetwork, layer_set: str, sources: Sequence[int], targets: Sequence[int],
-    max_hops: int, cap: int,
+    net: RoutedNetwork,
+    layer_set: str,
+    sources: Sequence[int],
+    targets: Sequence[int],
+    max_hops: int,
+    cap: int,
 ) -> list[Path] | None:
     """The candidate A-B paths of at most `max_hops` hops a layer set offers; None past `cap`."""
     if layer_set not in LAYER_SETS:
@@ -105,8 +109,9 @@ def routed_paths(
     return sorted(paths, key=lambda p: (len(p), p)) if len(paths) <= cap else None
 
 
-def _shortest_paths(net: RoutedNetwork, a: int, b: int, max_hops: int, cap: int
-                    ) -> list[Path] | None:
+def _shortest_paths(
+    net: RoutedNetwork, a: int, b: int, max_hops: int, cap: int
+) -> list[Path] | None:
     hops = int(net.graph.dist[a, b])
     return enumerate_paths(net.graph, [a], [b], hops, cap) if hops <= max_hops else []
 
@@ -117,8 +122,13 @@ def _layer_paths(net: RoutedNetwork, a: int, b: int, max_hops: int) -> list[Path
 
 
 def count_disjoint(
-    net: RoutedNetwork, layer_set: str, sources: Sequence[int], targets: Sequence[int],
-    max_hops: int, exact: bool, cap: int,
+    net: RoutedNetwork,
+    layer_set: str,
+    sources: Sequence[int],
+    targets: Sequence[int],
+    max_hops: int,
+    exact: bool,
+    cap: int,
 ) -> DisjointCount | None:
     """c_l(sources, targets) in a layer set: greedy always, exact (and cut) when asked.
 
@@ -140,8 +150,9 @@ def count_disjoint(
     return DisjointCount(greedy_disjoint_paths(paths), max_disjoint_paths(paths), None)
 
 
-def interference(counts: Sequence[DisjointCount], value: Callable[[DisjointCount], int | None]
-                 ) -> int | None:
+def interference(
+    counts: Sequence[DisjointCount], value: Callable[[DisjointCount], int | None]
+) -> int | None:
     """I = c({a,c},{b}) + c({a,c},{d}) - c({a,c},{b,d}) from the three counts, in that order."""
     to_b, to_d, to_both = (value(c) for c in counts)
     if to_b is None or to_d is None or to_both is None:
@@ -208,16 +219,25 @@ def _gap_summary(counts: Sequence[DisjointCount]) -> dict[str, Any]:
 
 
 def cdp_metrics(
-    net: RoutedNetwork, layer_set: str, pairs: Sequence[tuple[int, int]], lengths: Sequence[int],
+    net: RoutedNetwork,
+    layer_set: str,
+    pairs: Sequence[tuple[int, int]],
+    lengths: Sequence[int],
     settings: MetricsSettings,
 ) -> dict[str, Any]:
     """c_l over the sampled pairs, per l: greedy at scale, exact on a sample, and the gap."""
     result: dict[str, Any] = {}
     for hops in lengths:
         found = [
-            count_disjoint(net, layer_set, [a], [b], hops,
-                           exact=layer_set != "topology" or i < settings.exact_samples,
-                           cap=settings.path_cap)
+            count_disjoint(
+                net,
+                layer_set,
+                [a],
+                [b],
+                hops,
+                exact=layer_set != "topology" or i < settings.exact_samples,
+                cap=settings.path_cap,
+            )
             for i, (a, b) in enumerate(pairs)
         ]
         counts = [c for c in found if c is not None]
@@ -231,8 +251,11 @@ def cdp_metrics(
 
 
 def interference_metrics(
-    net: RoutedNetwork, layer_set: str, quads: Sequence[tuple[int, int, int, int]],
-    lengths: Sequence[int], settings: MetricsSettings,
+    net: RoutedNetwork,
+    layer_set: str,
+    quads: Sequence[tuple[int, int, int, int]],
+    lengths: Sequence[int],
+    settings: MetricsSettings,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for hops in lengths:
@@ -241,8 +264,7 @@ def interference_metrics(
         for i, (a, b, c, d) in enumerate(quads):
             want_exact = layer_set != "topology" or i < settings.exact_samples
             found = [
-                count_disjoint(net, layer_set, [a, c], targets, hops, want_exact,
-                               settings.path_cap)
+                count_disjoint(net, layer_set, [a, c], targets, hops, want_exact, settings.path_cap)
                 for targets in ([b], [d], [b, d])
             ]
             counts = [x for x in found if x is not None]
@@ -327,10 +349,12 @@ def collision_histogram(
         "pairs_by_flow_count": {str(m): per_pair[m] for m in sorted(per_pair)},
         "share_pairs_colliding": round(
             sum(n for m, n in per_pair.items() if m >= 2) / pairs_total, 4
-        ) if pairs_total else 0.0,
-        "share_pairs_over_3": round(
-            sum(n for m, n in per_pair.items() if m > 3) / pairs_total, 4
-        ) if pairs_total else 0.0,
+        )
+        if pairs_total
+        else 0.0,
+        "share_pairs_over_3": round(sum(n for m, n in per_pair.items() if m > 3) / pairs_total, 4)
+        if pairs_total
+        else 0.0,
         "flows_per_pair": distribution(flows),
     }
 

@@ -59,12 +59,14 @@ def interference_line(layer_set: str, hops: str, entry: dict[str, Any]) -> str:
     exact_text = (
         f"exact mean {_num(exact['mean'])} max {_num(exact['max'])} on "
         f"{entry['exact_samples']} quadruples"
-        if exact else "no exact sample (none asked for, or all over the path cap)"
+        if exact
+        else "no exact sample (none asked for, or all over the path cap)"
     )
     greedy = entry["greedy"]
     greedy_text = (
         f"from greedy counts (not a bound) mean {_num(greedy['mean'])} p99 {_num(greedy['p99'])}"
-        if greedy else "no greedy estimate"
+        if greedy
+        else "no greedy estimate"
     )
     return f"{head} {exact_text}; {greedy_text} over {entry['samples']}"
 
@@ -114,7 +116,8 @@ def radix_invariant_line(entry: dict[str, Any] | None, radix: float) -> str:
     pi = (
         f"PI mean {entry['pi_mean']:.0%}, 99.9% tail {entry['pi_p99.9']:.0%} "
         f"(exact, {entry['pi_samples']} quadruples)"
-        if entry["pi_mean"] is not None else "PI n/a"
+        if entry["pi_mean"] is not None
+        else "PI n/a"
     )
     return (
         f"{head} d'={entry['d_prime']}: CDP mean {entry['cdp_mean']:.0%}, 1% tail "
@@ -148,8 +151,9 @@ def metrics_plot(metrics: dict[str, Any], fabric: str) -> bytes:
             means = [s["mean"] if s else np.nan for s in stats]
             tails = [s[tail] if s else np.nan for s in stats]
             panel.plot(xs, means, "o-", label=f"{layer_set} mean")
-            panel.plot(xs, tails, "x--", color=panel.lines[-1].get_color(),
-                       label=f"{layer_set} {tail}")
+            panel.plot(
+                xs, tails, "x--", color=panel.lines[-1].get_color(), label=f"{layer_set} {tail}"
+            )
         panel.set_xticks(range(len(lengths)), [f"l={h}" for h in lengths])
         panel.set_ylabel(label)
         panel.legend(fontsize=7)

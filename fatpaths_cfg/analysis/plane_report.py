@@ -75,12 +75,18 @@ def study_planes(
         "seed": study.seed,
         "max_achievable_throughput_gbps": mat,
         "hops_under_failures": [
-            {"share": p.share, "mean_hops": round(p.mean_hops, 4),
-             "unreachable": round(p.unreachable, 4), "trials": p.trials}
+            {
+                "share": p.share,
+                "mean_hops": round(p.mean_hops, 4),
+                "unreachable": round(p.unreachable, 4),
+                "trials": p.trials,
+            }
             for p in points
         ],
-        "cpu_seconds": {"lp": round(lp_seconds, 1),
-                        "failures": round(time.process_time() - started - lp_seconds, 1)},
+        "cpu_seconds": {
+            "lp": round(lp_seconds, 1),
+            "failures": round(time.process_time() - started - lp_seconds, 1),
+        },
     }
 
 
@@ -91,8 +97,9 @@ def planes_plot(results: Sequence[dict[str, Any]], title: str) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    patterns = [p for p in PLANE_PATTERNS if any(p in r["max_achievable_throughput_gbps"]
-                                                   for r in results)]
+    patterns = [
+        p for p in PLANE_PATTERNS if any(p in r["max_achievable_throughput_gbps"] for r in results)
+    ]
     figure, axes = plt.subplots(1, len(patterns) + 1, figsize=(5.2 * (len(patterns) + 1), 4.2))
     for ax, pattern in zip(axes, patterns, strict=False):
         for result in results:
@@ -101,8 +108,9 @@ def planes_plot(results: Sequence[dict[str, Any]], title: str) -> bytes:
                 if scheme in row:
                     ks = [int(k) for k in row[scheme]]
                     style = "-o" if scheme == "ksp-total" else "--x"
-                    ax.plot(ks, list(row[scheme].values()), style,
-                            label=f"{result['fabric']} {scheme}")
+                    ax.plot(
+                        ks, list(row[scheme].values()), style, label=f"{result['fabric']} {scheme}"
+                    )
             if "mcf" in row:
                 ax.axhline(row["mcf"], linestyle=":", linewidth=0.8)
         ax.set_xscale("log", base=2)
@@ -114,8 +122,12 @@ def planes_plot(results: Sequence[dict[str, Any]], title: str) -> bytes:
     ax = axes[-1]
     for result in results:
         points = result["hops_under_failures"]
-        ax.plot([100 * p["share"] for p in points], [p["mean_hops"] for p in points], "-o",
-                label=result["fabric"])
+        ax.plot(
+            [100 * p["share"] for p in points],
+            [p["mean_hops"] for p in points],
+            "-o",
+            label=result["fabric"],
+        )
     ax.set_xlabel("links failed (%)")
     ax.set_ylabel("mean best-plane hop count")
     trials = results[0]["hops_under_failures"][0]["trials"] if results else 0

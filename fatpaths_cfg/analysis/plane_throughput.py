@@ -246,8 +246,14 @@ class _Rows:
     upper: list[np.ndarray] = field(default_factory=list)
     count: int = 0
 
-    def block(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
-              lower: np.ndarray, upper: np.ndarray) -> None:
+    def block(
+        self,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        vals: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+    ) -> None:
         self.rows.append(rows + self.count)
         self.cols.append(cols)
         self.vals.append(vals)
@@ -304,8 +310,13 @@ def path_throughput(
         np.zeros(len(candidates)),
         np.zeros(len(candidates)),
     )
-    lp.block(hop_link, n_comm + hop_path, np.ones(len(hop_link)),
-             np.full(len(capacity), -np.inf), capacity / unit_gbps)
+    lp.block(
+        hop_link,
+        n_comm + hop_path,
+        np.ones(len(hop_link)),
+        np.full(len(capacity), -np.inf),
+        capacity / unit_gbps,
+    )
     for racks in (traffic.src, traffic.dst):
         group = racks[path_commodity] * n_planes + path_plane
         bound = (per_rack[:, None] * uplink[None, :]).ravel()
@@ -315,9 +326,13 @@ def path_throughput(
         bound = (traffic.pairs[:, None] * uplink[None, :]).ravel()
         lp.block(group, col, np.ones(n_paths), np.full(len(bound), -np.inf), bound)
     chain = np.arange(n_comm - 1, dtype=np.int64)
-    lp.block(np.concatenate([chain, chain]), np.concatenate([chain, chain + 1]),
-             np.concatenate([np.ones(n_comm - 1), -np.ones(n_comm - 1)]),
-             np.zeros(n_comm - 1), np.zeros(n_comm - 1))
+    lp.block(
+        np.concatenate([chain, chain]),
+        np.concatenate([chain, chain + 1]),
+        np.concatenate([np.ones(n_comm - 1), -np.ones(n_comm - 1)]),
+        np.zeros(n_comm - 1),
+        np.zeros(n_comm - 1),
+    )
     value, duals = _solve(lp, n_cols, np.inf)
     return value * unit_gbps, n_paths, duals
 
@@ -358,17 +373,23 @@ def mcf_edge_throughput(planes: PlaneSet, traffic: PlaneTraffic, unit_gbps: floa
     plane_ids = np.arange(n_planes)
     y_node = (comm_src[:, None] * n_planes + plane_ids[None, :]) * nodes
     lp.block(
-        np.concatenate([out_rows.ravel(), in_rows.ravel(),
-                        (y_node + traffic.src[:, None]).ravel(),
-                        (y_node + traffic.dst[:, None]).ravel()]),
+        np.concatenate(
+            [
+                out_rows.ravel(),
+                in_rows.ravel(),
+                (y_node + traffic.src[:, None]).ravel(),
+                (y_node + traffic.dst[:, None]).ravel(),
+            ]
+        ),
         np.concatenate([x_col.ravel(), x_col.ravel(), y_col.ravel(), y_col.ravel()]),
         np.concatenate([np.ones(n_x), -np.ones(n_x), -np.ones(y_col.size), np.ones(y_col.size)]),
         np.zeros(n_src * n_planes * nodes),
         np.zeros(n_src * n_planes * nodes),
     )
     link_rows = np.broadcast_to(np.arange(n_links), (n_src, n_links)).ravel()
-    lp.block(link_rows, x_col.ravel(), np.ones(n_x),
-             np.full(n_links, -np.inf), capacity / unit_gbps)
+    lp.block(
+        link_rows, x_col.ravel(), np.ones(n_x), np.full(n_links, -np.inf), capacity / unit_gbps
+    )
     comm_rows = np.repeat(np.arange(n_comm, dtype=np.int64), n_planes)
     lp.block(
         np.concatenate([comm_rows, np.arange(n_comm)]),
@@ -413,19 +434,26 @@ def mcf_throughput(
             : planes.racks * n_planes
         ].reshape(-1, n_planes)
         rest = n_comm + n_links + 2 * planes.racks * n_planes
-        y_pair = (duals[rest : rest + n_comm * n_planes].reshape(n_comm, n_planes)
-                  if traffic.one_to_one
-                  else np.zeros((n_comm, n_planes)))
+        y_pair = (
+            duals[rest : rest + n_comm * n_planes].reshape(n_comm, n_planes)
+            if traffic.one_to_one
+            else np.zeros((n_comm, n_planes))
+        )
         added = 0
         worst = np.zeros(n_comm)  # each commodity's largest reduced cost over the planes
         inter_rack = np.nonzero(traffic.src != traffic.dst)[0]
         for plane, table in enumerate(tables):
             cost, parent = _dual_shortest_paths(table, y_link, traffic.src)
-            gain = -(y_demand + y_egress[traffic.src, plane] + y_ingress[traffic.dst, plane]
-                     + y_pair[:, plane])
+            gain = -(
+                y_demand
+                + y_egress[traffic.src, plane]
+                + y_ingress[traffic.dst, plane]
+                + y_pair[:, plane]
+            )
             reduced = np.zeros(n_comm)
-            reduced[inter_rack] = gain[inter_rack] - cost[traffic.src[inter_rack],
-                                                           traffic.dst[inter_rack]]
+            reduced[inter_rack] = (
+                gain[inter_rack] - cost[traffic.src[inter_rack], traffic.dst[inter_rack]]
+            )
             np.maximum(worst, reduced, out=worst)
             for c in np.nonzero(reduced > _REDUCED_COST_TOLERANCE)[0].tolist():
                 path = _walk_back(parent, int(traffic.src[c]), int(traffic.dst[c]))
@@ -497,9 +525,11 @@ def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float
     info = solver.getInfo()
     # Without crossover HiGHS reports an interior solution that meets its tolerances as
     # "unknown" with feasible primal and dual solutions.
-    interior = (status == highspy.HighsModelStatus.kUnknown
-                and info.primal_solution_status == _FEASIBLE
-                and info.dual_solution_status == _FEASIBLE)
+    interior = (
+        status == highspy.HighsModelStatus.kUnknown
+        and info.primal_solution_status == _FEASIBLE
+        and info.dual_solution_status == _FEASIBLE
+    )
     if status != highspy.HighsModelStatus.kOptimal and not interior:
         raise RuntimeError(f"throughput LP not solved: {solver.modelStatusToString(status)}")
     solution = solver.getSolution()
@@ -519,11 +549,13 @@ def plane_throughput(
     traffic = plane_traffic(planes, pairs, pin_planes=scheme == "ecmp", seed=catalogue.seed)
     if scheme == "mcf":
         value, n_paths, rounds = mcf_throughput(catalogue, traffic, unit)
-        return PlaneThroughput(scheme, None, value, len(traffic.src), n_paths,
-                               extra={"rounds": float(rounds)})
+        return PlaneThroughput(
+            scheme, None, value, len(traffic.src), n_paths, extra={"rounds": float(rounds)}
+        )
     if scheme in ("ksp", "ksp-total") and (k is None or k < 1):
         raise ValueError(f"scheme {scheme} needs k >= 1")
     candidates = _candidates(catalogue, traffic, scheme, k or 0)
     value, n_paths, _ = path_throughput(planes, traffic, candidates, unit)
-    return PlaneThroughput(scheme, k if scheme.startswith("ksp") else None, value,
-                           len(traffic.src), n_paths)
+    return PlaneThroughput(
+        scheme, k if scheme.startswith("ksp") else None, value, len(traffic.src), n_paths
+    )

@@ -191,8 +191,6 @@ def layer_paths(next_hop: np.ndarray, s: int, t: int) -> list[Path]:
     return unique
 
 
-
-
 def plane_set_from_fabric(fabric: Fabric) -> tuple[PlaneSet, list[np.ndarray]]:
     """The plane set of a compiled fabric, plus per plane the fabric switch index of each node.
 
@@ -210,13 +208,17 @@ def plane_set_from_fabric(fabric: Fabric) -> tuple[PlaneSet, list[np.ndarray]]:
         node: dict[int, int] = {}
         for host in fabric.hosts:
             if len(host.uplinks) != planes:
-                raise ValueError(f"host {host.name} has {len(host.uplinks)} uplinks, "
-                                 f"the fabric has {planes} planes")
+                raise ValueError(
+                    f"host {host.name} has {len(host.uplinks)} uplinks, "
+                    f"the fabric has {planes} planes"
+                )
             switch = host.uplinks[plane].switch
             rack = rack_of_switch[host.uplinks[0].switch]
             if node.setdefault(switch, rack) != rack:
-                raise ValueError(f"plane {plane}: switch {fabric.switches[switch].name} serves "
-                                 "hosts of two racks")
+                raise ValueError(
+                    f"plane {plane}: switch {fabric.switches[switch].name} serves "
+                    "hosts of two racks"
+                )
         for switch in fabric.switches_of_plane(plane):
             node.setdefault(switch, len(node))
         order = np.empty(len(node), dtype=np.int64)
@@ -228,10 +230,15 @@ def plane_set_from_fabric(fabric: Fabric) -> tuple[PlaneSet, list[np.ndarray]]:
         links = [link for link in fabric.links if fabric.switches[link.a].plane == plane]
         speeds = {link.speed_gbps for link in links}
         if len(speeds) > 1:
-            raise ValueError(f"plane {plane} mixes link speeds {sorted(speeds)}: the plane "
-                             "analysis takes one speed per plane")
-        edges.append(np.array([[local[link.a], local[link.b]] for link in links],
-                              dtype=np.int64).reshape(-1, 2))
+            raise ValueError(
+                f"plane {plane} mixes link speeds {sorted(speeds)}: the plane "
+                "analysis takes one speed per plane"
+            )
+        edges.append(
+            np.array([[local[link.a], local[link.b]] for link in links], dtype=np.int64).reshape(
+                -1, 2
+            )
+        )
         link_gbps.append(speeds.pop() if speeds else 0.0)
     uplink = min((h.speed_gbps for h in fabric.hosts), default=1.0)
     plane_set = PlaneSet(

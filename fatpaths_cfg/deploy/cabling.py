@@ -38,8 +38,7 @@ def seen_neighbours(lldp: dict[str, list[dict[str, str]]]) -> Neighbours:
     """NAPALM's get_lldp_neighbors() shape, one neighbour per port: the first listed, which
     the frr and linux drivers make the youngest (a previous cable's neighbour lingers until
     its TTL runs out)."""
-    return {port: (found[0]["hostname"], found[0]["port"]) for port, found in lldp.items()
-            if found}
+    return {port: (found[0]["hostname"], found[0]["port"]) for port, found in lldp.items() if found}
 
 
 def _text(end: tuple[str, str] | None) -> str:

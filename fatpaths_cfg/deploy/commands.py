@@ -63,17 +63,26 @@ def print_report(report: DeployReport, title: str = "deploy") -> None:
     _fixed(table, "s", [f"{r.seconds:.1f}" for r in results], "right")
     for r in results:
         changed = sum(
-            1 for line in r.diff.splitlines()
+            1
+            for line in r.diff.splitlines()
             if line[:1] in "+-" and not line.startswith(("+++", "---"))
         )
-        table.add_row(r.name, r.platform, r.mgmt, Text(r.status, STATUS_STYLE.get(r.status, "")),
-                      str(changed), r.routes, f"{r.seconds:.1f}")
+        table.add_row(
+            r.name,
+            r.platform,
+            r.mgmt,
+            Text(r.status, STATUS_STYLE.get(r.status, "")),
+            str(changed),
+            r.routes,
+            f"{r.seconds:.1f}",
+        )
     print_uncut(table)
     for r in results:
         if r.detail:
             # One unbroken line per switch: the detail is the evidence, quoted whole.
-            console.print(Text(f"{r.name}: {r.detail}", STATUS_STYLE.get(r.status, "")),
-                          soft_wrap=True)
+            console.print(
+                Text(f"{r.name}: {r.detail}", STATUS_STYLE.get(r.status, "")), soft_wrap=True
+            )
     if report.skipped:
         console.print(f"skipped (no mgmt address): {', '.join(report.skipped)}")
     if report.cabling:
@@ -99,14 +108,23 @@ def print_uncut(table: Table) -> None:
 
 
 def access_options(
-    username: str | None, port: int | None, password_env: str | None,
-    password_file: Path | None, key_file: Path | None, **paths: str | None,
+    username: str | None,
+    port: int | None,
+    password_env: str | None,
+    password_file: Path | None,
+    key_file: Path | None,
+    **paths: str | None,
 ) -> Access:
     from fatpaths_cfg.deploy.devices import Access
 
-    return Access(username=username, port=port, password_env=password_env,
-                  password_file=str(password_file) if password_file else None,
-                  key_file=str(key_file) if key_file else None, **paths)
+    return Access(
+        username=username,
+        port=port,
+        password_env=password_env,
+        password_file=str(password_file) if password_file else None,
+        key_file=str(key_file) if key_file else None,
+        **paths,
+    )
 
 
 def deploy_command(
@@ -134,15 +152,20 @@ def deploy_command(
         True, "--commit/--no-commit", help="--no-commit leaves the candidate staged on the device."
     ),
     confirm_in: int | None = typer.Option(
-        None, "--confirm", min=1, metavar="SECONDS",
+        None,
+        "--confirm",
+        min=1,
+        metavar="SECONDS",
         help="Switches roll themselves back after SECONDS unless --confirm-commit follows.",
     ),
     confirm_commit: bool = typer.Option(
         False, "--confirm-commit", help="Confirm the pending --confirm commit, push nothing."
     ),
     check_cabling: bool = typer.Option(
-        False, "--check-cabling", help="Compare LLDP neighbours to the inventory first; push "
-        "nothing if any link is missing, swapped or extra."
+        False,
+        "--check-cabling",
+        help="Compare LLDP neighbours to the inventory first; push "
+        "nothing if any link is missing, swapped or extra.",
     ),
     parallel: int = typer.Option(4, "--parallel", min=1, help="Switches deployed at once."),
     timeout: int = typer.Option(30, "--timeout", help="Connect and command timeout, seconds."),
@@ -165,13 +188,25 @@ def deploy_command(
     from fatpaths_cfg.deploy.devices import load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions, confirm, deploy
 
-    cli = access_options(username, port, password_env, password_file, key_file,
-                         frr_dir=frr_dir, state_dir=state_dir, vty_socket=vty_socket,
-                         lldp_socket=lldp_socket)
+    cli = access_options(
+        username,
+        port,
+        password_env,
+        password_file,
+        key_file,
+        frr_dir=frr_dir,
+        state_dir=state_dir,
+        vty_socket=vty_socket,
+        lldp_socket=lldp_socket,
+    )
     book = run_or_exit(lambda: load_device_book(devices, cli))
     options = DeployOptions(
-        dry_run=dry_run, commit=commit, revert_in=confirm_in, timeout=timeout,
-        verify_timeout=verify_timeout, known_hosts=known_hosts,
+        dry_run=dry_run,
+        commit=commit,
+        revert_in=confirm_in,
+        timeout=timeout,
+        verify_timeout=verify_timeout,
+        known_hosts=known_hosts,
     )
     lock = threading.Lock()
 

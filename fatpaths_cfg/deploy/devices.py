@@ -91,15 +91,17 @@ class DeviceBook:
     source: SourceMap | None
     cli: Access
 
-    def access(self, name: str, index: int, fabric_mgmt: str | None,
-               errors: ErrorCollector) -> DeviceAccess | None:
+    def access(
+        self, name: str, index: int, fabric_mgmt: str | None, errors: ErrorCollector
+    ) -> DeviceAccess | None:
         """None (and an error) when the switch has no address or no usable secret."""
         entry = self.file.devices.get(name, Access())
         layers = [entry, self.file.defaults, self.cli]
 
         def pick(attribute: str) -> Any:
-            return next((getattr(a, attribute) for a in layers
-                         if getattr(a, attribute) is not None), None)
+            return next(
+                (getattr(a, attribute) for a in layers if getattr(a, attribute) is not None), None
+            )
 
         where = self.source.file if self.source else "--devices"
         line = self.source.line_of(("devices", name)) if self.source else 0
@@ -121,15 +123,24 @@ class DeviceBook:
                 return str(address)
         return None
 
-    def _credentials(self, pick: Any, where: str, line: int, field: str,
-                     errors: ErrorCollector) -> Credentials | None:
+    def _credentials(
+        self, pick: Any, where: str, line: int, field: str, errors: ErrorCollector
+    ) -> Credentials | None:
         password_env, password_file, key_file = (
-            pick("password_env"), pick("password_file"), pick("key_file"))
+            pick("password_env"),
+            pick("password_file"),
+            pick("key_file"),
+        )
         before = len(errors.errors)
         if password_env is None and password_file is None and key_file is None:
-            errors.add(where, line, field, "no credentials given",
-                       "name an environment variable (password_env / --password-env), a "
-                       "password file or an SSH key file")
+            errors.add(
+                where,
+                line,
+                field,
+                "no credentials given",
+                "name an environment variable (password_env / --password-env), a "
+                "password file or an SSH key file",
+            )
         password = None
         if password_env is not None:
             password = os.environ.get(password_env)
@@ -145,8 +156,9 @@ class DeviceBook:
             errors.add(where, line, field, f"key file {key_file}: no such file")
         if len(errors.errors) > before:
             return None
-        return Credentials(pick("username") or "root", password,
-                           Path(key_file) if key_file else None)
+        return Credentials(
+            pick("username") or "root", password, Path(key_file) if key_file else None
+        )
 
     def unknown_names(self, switches: set[str]) -> list[str]:
         return sorted(set(self.file.devices) - switches)
@@ -157,8 +169,13 @@ def load_device_book(path: Path | None, cli: Access) -> DeviceBook:
         return DeviceBook(DevicesFile(), None, cli)
     data, source = load_yaml(path)
     if not isinstance(data, dict):
-        raise UserErrors.single(source.file, "", "the devices file must be a mapping",
-                                "see `devices:` in the README's Deploy section", line=1)
+        raise UserErrors.single(
+            source.file,
+            "",
+            "the devices file must be a mapping",
+            "see `devices:` in the README's Deploy section",
+            line=1,
+        )
     try:
         return DeviceBook(DevicesFile.model_validate(data), source, cli)
     except ValidationError as exc:

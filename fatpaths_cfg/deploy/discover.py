@@ -23,8 +23,9 @@ console = make_console()
 Endpoint = tuple[str, str]
 
 
-def wiring(name: str, platform: str,
-           neighbours: dict[str, dict[str, list[dict[str, str]]]]) -> dict[str, Any]:
+def wiring(
+    name: str, platform: str, neighbours: dict[str, dict[str, list[dict[str, str]]]]
+) -> dict[str, Any]:
     """Inventory data from each switch's NAPALM get_lldp_neighbors()."""
     switches = sorted(neighbours)
     links: set[tuple[Endpoint, Endpoint]] = set()
@@ -37,8 +38,13 @@ def wiring(name: str, platform: str,
                     links.add((ends[0], ends[1]))
                 elif peer["hostname"]:
                     hosts.setdefault(peer["hostname"], (switch, port))
-    ports = {s: sorted({p for link in links for sw, p in link if sw == s}
-                       | {p for sw, p in hosts.values() if sw == s}) for s in switches}
+    ports = {
+        s: sorted(
+            {p for link in links for sw, p in link if sw == s}
+            | {p for sw, p in hosts.values() if sw == s}
+        )
+        for s in switches
+    }
     return {
         "fabric": name,
         "description": "wiring as LLDP reported it (fatpaths discover)",
@@ -60,8 +66,12 @@ def read_neighbours(
     for index, name in enumerate(sorted(book.file.devices)):
         access = book.access(name, index, None, errors)
         if access is None and not errors.errors:
-            errors.add(where, book.source.line_of(("devices", name)) if book.source else 0,
-                       f"devices.{name}.host", "no management address")
+            errors.add(
+                where,
+                book.source.line_of(("devices", name)) if book.source else 0,
+                f"devices.{name}.host",
+                "no management address",
+            )
         accesses[name] = access
     if not accesses:
         errors.add(where, 0, "devices", "no devices to ask", "list the switches under devices:")
@@ -70,11 +80,25 @@ def read_neighbours(
 
     def one(name: str) -> tuple[str, dict[str, list[dict[str, str]]] | str]:
         access = accesses[name]
-        optional = {"port": access.port, **access.paths, **{k: str(v) for k, v in {
-            "key_file": access.credentials.key_file,
-            "known_hosts": options.known_hosts}.items() if v is not None}}
-        driver = cls(access.host, access.credentials.username,
-                     access.credentials.password or "", options.timeout, optional)
+        optional = {
+            "port": access.port,
+            **access.paths,
+            **{
+                k: str(v)
+                for k, v in {
+                    "key_file": access.credentials.key_file,
+                    "known_hosts": options.known_hosts,
+                }.items()
+                if v is not None
+            },
+        }
+        driver = cls(
+            access.host,
+            access.credentials.username,
+            access.credentials.password or "",
+            options.timeout,
+            optional,
+        )
         try:
             driver.open()
             try:
@@ -88,8 +112,12 @@ def read_neighbours(
         answers = dict(pool.map(one, sorted(accesses)))
     failed = {n: a for n, a in answers.items() if isinstance(a, str)}
     if failed:
-        raise UserErrors([UserErrors.single(where, f"devices.{n}", f"LLDP not read: {a}").errors[0]
-                          for n, a in sorted(failed.items())])
+        raise UserErrors(
+            [
+                UserErrors.single(where, f"devices.{n}", f"LLDP not read: {a}").errors[0]
+                for n, a in sorted(failed.items())
+            ]
+        )
     return {n: a for n, a in answers.items() if not isinstance(a, str)}
 
 
@@ -124,13 +152,18 @@ def discover_command(
     from fatpaths_cfg.deploy.devices import load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions
 
-    cli = access_options(username, port, password_env, password_file, key_file,
-                         lldp_socket=lldp_socket)
+    cli = access_options(
+        username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
+    )
     book = run_or_exit(lambda: load_device_book(devices, cli))
     options = DeployOptions(timeout=timeout, known_hosts=known_hosts)
     neighbours = run_or_exit(lambda: read_neighbours(book, platform, options, parallel))
     data = wiring(name, platform, neighbours)
-    output.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=None),
-                      encoding="utf-8")
-    console.print(f"{output}: {len(data['switches'])} switches, {len(data['links'])} links, "
-                  f"{len(data['hosts'])} hosts", soft_wrap=True)
+    output.write_text(
+        yaml.safe_dump(data, sort_keys=False, default_flow_style=None), encoding="utf-8"
+    )
+    console.print(
+        f"{output}: {len(data['switches'])} switches, {len(data['links'])} links, "
+        f"{len(data['hosts'])} hosts",
+        soft_wrap=True,
+    )

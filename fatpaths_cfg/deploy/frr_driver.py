@@ -37,8 +37,15 @@ RUNNING_HEADER = ("Building configuration", "Current configuration", "frr versio
 # only as `no ip forwarding`, when off).
 RUNTIME_INVISIBLE = re.compile(r"^(frr defaults |(no )?ipv?6? forwarding$)")
 
-__all__ = ["FRR_CONF", "INTERFACES", "FrrDriver", "RemoteCommandError", "RemoteResult",
-           "RollbackError", "frr_config_lines"]
+__all__ = [
+    "FRR_CONF",
+    "INTERFACES",
+    "FrrDriver",
+    "RemoteCommandError",
+    "RemoteResult",
+    "RollbackError",
+    "frr_config_lines",
+]
 
 
 def frr_config_lines(text: str) -> list[str]:
@@ -50,8 +57,12 @@ def frr_config_lines(text: str) -> list[str]:
     kept: list[str] = []
     for raw in text.splitlines():
         line = raw.rstrip()
-        if (not line.strip() or line.lstrip().startswith("!") or line.startswith(RUNNING_HEADER)
-                or RUNTIME_INVISIBLE.match(line)):
+        if (
+            not line.strip()
+            or line.lstrip().startswith("!")
+            or line.startswith(RUNNING_HEADER)
+            or RUNTIME_INVISIBLE.match(line)
+        ):
             continue
         if line.startswith("hostname ") and any(k.startswith("hostname ") for k in kept):
             continue
@@ -92,8 +103,10 @@ class FrrDriver(LinuxBoxDriver):
         self.frr_reload = str(args.get("frr_reload", "/usr/lib/frr/frr-reload.py"))
 
     def managed_files(self) -> dict[str, str]:
-        return {FRR_CONF: f"{self.frr_dir}/{FRR_CONF}",
-                INTERFACES: f"{self.state_dir}/{INTERFACES}"}
+        return {
+            FRR_CONF: f"{self.frr_dir}/{FRR_CONF}",
+            INTERFACES: f"{self.state_dir}/{INTERFACES}",
+        }
 
     def running_path(self, name: str) -> str:
         return self.managed_files()[name]
@@ -103,10 +116,12 @@ class FrrDriver(LinuxBoxDriver):
         return "vtysh" + socket + "".join(f" {shlex.quote(a)}" for a in args)
 
     def state_commands(self) -> dict[str, str]:
-        return {**super().state_commands(),
-                "running": self.vtysh("-c", "show running-config"),
-                "rib4": self.vtysh("-c", "show ip route json"),
-                "rib6": self.vtysh("-c", "show ipv6 route json")}
+        return {
+            **super().state_commands(),
+            "running": self.vtysh("-c", "show running-config"),
+            "rib4": self.vtysh("-c", "show ip route json"),
+            "rib6": self.vtysh("-c", "show ipv6 route json"),
+        }
 
     # -- candidate ----------------------------------------------------------------------------
 
@@ -116,65 +131,93 @@ class FrrDriver(LinuxBoxDriver):
         if (filename is None) == (config is None):
             raise ReplaceConfigException("give exactly one of filename and config")
         if config is not None:
-            return {FRR_CONF: config.encode(),
-                    INTERFACES: self.read_file(self.running_path(INTERFACES))}
+            return {
+                FRR_CONF: config.encode(),
+                INTERFACES: self.read_file(self.running_path(INTERFACES)),
+            }
         path = Path(str(filename))
         folder = path if path.is_dir() else path.parent
         conf = path / FRR_CONF if path.is_dir() else path
         if not conf.is_file():
             raise ReplaceConfigException(f"{conf}: no such file")
         script = folder / INTERFACES
-        return {FRR_CONF: conf.read_bytes(),
-                INTERFACES: script.read_bytes() if script.is_file()
-                else self.read_file(self.running_path(INTERFACES))}
+        return {
+            FRR_CONF: conf.read_bytes(),
+            INTERFACES: script.read_bytes()
+            if script.is_file()
+            else self.read_file(self.running_path(INTERFACES)),
+        }
 
     def check_candidate(self) -> None:
         script = shlex.quote(f"{self.candidate_dir}/{INTERFACES}")
-        check = self.run(self.vtysh("--dryrun", "-f", f"{self.candidate_dir}/{FRR_CONF}")
-                         + f" && sh -n {script}", check=False)
+        check = self.run(
+            self.vtysh("--dryrun", "-f", f"{self.candidate_dir}/{FRR_CONF}")
+            + f" && sh -n {script}",
+            check=False,
+        )
         if check.status != 0:
             detail = (check.stdout + check.stderr).decode("utf-8", "replace").strip()
             raise ReplaceConfigException(f"the device rejects the candidate: {detail}")
 
     def diff_against(self, state: DeviceState, files: dict[str, str]) -> str:
-        routing = unified(frr_config_lines(state.outputs["running"]),
-                          frr_config_lines(files[FRR_CONF]), "show-running-config", FRR_CONF)
+        routing = unified(
+            frr_config_lines(state.outputs["running"]),
+            frr_config_lines(files[FRR_CONF]),
+            "show-running-config",
+            FRR_CONF,
+        )
         return routing + super().diff_against(state, files)
 
     # -- commit -------------------------------------------------------------------------------
 
     def preflight_commands(self) -> dict[str, str]:
-        return {f"test -x {shlex.quote(self.frr_reload)}": (
-            f"{self.frr_reload} is missing on the device (Debian: frr-pythontools); "
-            "refusing to commit, because without it lines removed from frr.conf would keep "
-            "running")}
+        return {
+            f"test -x {shlex.quote(self.frr_reload)}": (
+                f"{self.frr_reload} is missing on the device (Debian: frr-pythontools); "
+                "refusing to commit, because without it lines removed from frr.conf would keep "
+                "running"
+            )
+        }
 
     def reload_command(self, conf_dir: str) -> str:
         socket = f" --vty_socket {shlex.quote(self.vty_socket)}" if self.vty_socket else ""
         # The file reloaded is conf_dir/frr.conf itself, so frr-reload.py does not `write`
         # the running config over any file: installed bytes stay the compiled ones.
-        return (f"{shlex.quote(self.frr_reload)} --reload --stdout --log-level error{socket} "
-                f"--confdir {shlex.quote(conf_dir)} --rundir {shlex.quote(self.state_dir)} "
-                f"{shlex.quote(conf_dir + '/' + FRR_CONF)}")
+        return (
+            f"{shlex.quote(self.frr_reload)} --reload --stdout --log-level error{socket} "
+            f"--confdir {shlex.quote(conf_dir)} --rundir {shlex.quote(self.state_dir)} "
+            f"{shlex.quote(conf_dir + '/' + FRR_CONF)}"
+        )
 
     def apply_commands(self, source_dir: str, state: DeviceState, script: str) -> str:
-        return (super().apply_commands(source_dir, state, script) + " && "
-                + self.reload_command(self.frr_dir))
+        return (
+            super().apply_commands(source_dir, state, script)
+            + " && "
+            + self.reload_command(self.frr_dir)
+        )
 
     @property
     def saved_running_dir(self) -> str:
         return f"{self.rollback_dir}/running"
 
     def saved_extra(self, state: DeviceState) -> dict[str, bytes]:
-        running = "\n".join(line for line in state.outputs["running"].splitlines()
-                            if not line.startswith(RUNNING_HEADER)) + "\n"
+        running = (
+            "\n".join(
+                line
+                for line in state.outputs["running"].splitlines()
+                if not line.startswith(RUNNING_HEADER)
+            )
+            + "\n"
+        )
         return {f"running/{FRR_CONF}": running.encode()}
 
     def revert_lines(self, added: set[KernelItem]) -> list[str]:
         # Reloading the saved running config (not the saved file) brings back exactly what ran,
         # including anything configured by hand that the file never held.
-        return [*super().revert_lines(added),
-                self.reload_command(self.saved_running_dir) + " || status=1"]
+        return [
+            *super().revert_lines(added),
+            self.reload_command(self.saved_running_dir) + " || status=1",
+        ]
 
     def rollback_problems(self, ports: set[str], saved: set[KernelItem]) -> list[str]:
         saved_running = f"{self.saved_running_dir}/{FRR_CONF}"

@@ -194,8 +194,11 @@ class LinuxBoxDriver(NetworkDriver):
 
     def state_commands(self) -> dict[str, str]:
         """What one read of the device runs (one SSH round trip for all of it)."""
-        return {"addr": "ip -j addr show", "route4": "ip -4 -j route show",
-                "route6": "ip -6 -j route show"}
+        return {
+            "addr": "ip -j addr show",
+            "route4": "ip -4 -j route show",
+            "route6": "ip -6 -j route show",
+        }
 
     def read_state(self, files: Iterable[str] = ()) -> DeviceState:
         """The device's tables and the given files, read in one command."""
@@ -204,12 +207,12 @@ class LinuxBoxDriver(NetworkDriver):
             quoted = shlex.quote(path)
             commands[f"file:{path}"] = f"if [ -e {quoted} ]; then cat {quoted}; fi"
         separator = f"--fatpaths-{secrets.token_hex(8)}--"
-        script = "".join(f"{command}; echo; echo {separator}\n"
-                         for command in commands.values())
+        script = "".join(f"{command}; echo; echo {separator}\n" for command in commands.values())
         parts = self.run_script(script).text.split(f"\n{separator}\n")
         if len(parts) != len(commands) + 1:
-            raise RemoteCommandError(f"reading the device state: {len(parts) - 1} answers to "
-                                     f"{len(commands)} commands")
+            raise RemoteCommandError(
+                f"reading the device state: {len(parts) - 1} answers to {len(commands)} commands"
+            )
         return DeviceState(dict(zip(commands, parts, strict=False)))
 
     def kernel_items(self, state: DeviceState, ports: set[str]) -> set[KernelItem]:
@@ -254,14 +257,19 @@ class LinuxBoxDriver(NetworkDriver):
         """Stage a full replacement: a switch's compiled file or folder, or the script text."""
         files = self.candidate_files(filename, config)
         try:
-            self.run_script(f"rm -rf {shlex.quote(self.candidate_dir)} && " + write_files_command(
-                {f"{self.candidate_dir}/{name}": content for name, content in files.items()}))
+            self.run_script(
+                f"rm -rf {shlex.quote(self.candidate_dir)} && "
+                + write_files_command(
+                    {f"{self.candidate_dir}/{name}": content for name, content in files.items()}
+                )
+            )
             # Refused here, a bad file never replaces a working one.
             self.check_candidate()
         except RemoteCommandError as exc:
             raise ReplaceConfigException(str(exc)) from exc
-        self._candidate = {name: content.decode("utf-8", "replace")
-                           for name, content in files.items()}
+        self._candidate = {
+            name: content.decode("utf-8", "replace") for name, content in files.items()
+        }
 
     @property
     def _candidate_loaded(self) -> bool:
@@ -280,9 +288,7 @@ class LinuxBoxDriver(NetworkDriver):
     def check_candidate(self) -> None:
         self.run(f"sh -n {shlex.quote(self.candidate_dir + '/' + self.script_name)}")
 
-    def load_merge_candidate(
-        self, filename: str | None = None, config: str | None = None
-    ) -> None:
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         raise NotImplementedError("fatpaths replaces whole configurations; merging is not offered")
 
     def compare_config(self) -> str:
@@ -346,8 +352,10 @@ class LinuxBoxDriver(NetworkDriver):
         stale = self.kernel_items(state, self.ports_for(script)) - script_items(script)
         lines = [self.install_files(source_dir)]
         # Routes first: an address removed first would take its routes' next hops with it.
-        lines += [f"{{ {item.delete()} 2>/dev/null || :; }}"
-                  for item in sorted(stale, key=lambda i: i.kind != "route")]
+        lines += [
+            f"{{ {item.delete()} 2>/dev/null || :; }}"
+            for item in sorted(stale, key=lambda i: i.kind != "route")
+        ]
         lines.append(f"sh {shlex.quote(self.managed_files()[self.script_name])}")
         return " && ".join(lines)
 
@@ -379,16 +387,22 @@ class LinuxBoxDriver(NetworkDriver):
         for name, path in self.managed_files().items():
             running = shlex.quote(path)
             # An absent file is remembered as absent, so rollback removes what commit created.
-            lines.append(f"if [ -e {running} ]; then cp -p {running} {quoted}/{name}; "
-                         f"else : > {quoted}/{name}.absent; fi")
+            lines.append(
+                f"if [ -e {running} ]; then cp -p {running} {quoted}/{name}; "
+                f"else : > {quoted}/{name}.absent; fi"
+            )
         script = candidate[self.script_name]
         saved = self.kernel_items(state, self.ports_for(script))
-        files = {f"{new}/kernel.sh": _script(sorted(i.replace() for i in saved)),
-                 f"{new}/revert.sh": _script(self.revert_lines(script_items(script) - saved)),
-                 **{f"{new}/{name}": content for name, content in self.saved_extra(state).items()}}
+        files = {
+            f"{new}/kernel.sh": _script(sorted(i.replace() for i in saved)),
+            f"{new}/revert.sh": _script(self.revert_lines(script_items(script) - saved)),
+            **{f"{new}/{name}": content for name, content in self.saved_extra(state).items()},
+        }
         lines.append(write_files_command(files))
-        lines.append(f"rm -rf {shlex.quote(self.rollback_dir)} && mv {quoted} "
-                     f"{shlex.quote(self.rollback_dir)}")
+        lines.append(
+            f"rm -rf {shlex.quote(self.rollback_dir)} && mv {quoted} "
+            f"{shlex.quote(self.rollback_dir)}"
+        )
         self.run_script(" && ".join(lines))
 
     def saved_extra(self, state: DeviceState) -> dict[str, bytes]:
@@ -398,8 +412,10 @@ class LinuxBoxDriver(NetworkDriver):
     def revert_lines(self, added: set[KernelItem]) -> list[str]:
         """revert.sh: undo what the commit adds, put back the saved files and kernel items.
         Each step goes on after a failure: a half-reverted switch is worse than a checked one."""
-        lines = [f"{item.delete()} 2>/dev/null || :"
-                 for item in sorted(added, key=lambda i: i.kind != "route")]
+        lines = [
+            f"{item.delete()} 2>/dev/null || :"
+            for item in sorted(added, key=lambda i: i.kind != "route")
+        ]
         lines.append(self.install_files(self.rollback_dir) + " || status=1")
         lines.append(f"sh {shlex.quote(self.rollback_dir + '/kernel.sh')} || status=1")
         return lines
@@ -415,19 +431,23 @@ class LinuxBoxDriver(NetworkDriver):
         saved = script_items(state.file(kernel_sh))
         ports = self.ports_for(*(i.replace() for i in saved), state.file(script_path))
         stale = self.kernel_items(state, ports) - saved
-        deletes = [f"{{ {item.delete()} 2>/dev/null || :; }}"
-                   for item in sorted(stale, key=lambda i: i.kind != "route")]
+        deletes = [
+            f"{{ {item.delete()} 2>/dev/null || :; }}"
+            for item in sorted(stale, key=lambda i: i.kind != "route")
+        ]
         self.run(" && ".join([*deletes, f"sh {shlex.quote(self.rollback_dir + '/revert.sh')}"]))
         problems = self.rollback_problems(ports, saved)
         if problems:
-            raise RollbackError("after rollback the device differs from the saved state: "
-                                + "; ".join(problems))
+            raise RollbackError(
+                "after rollback the device differs from the saved state: " + "; ".join(problems)
+            )
 
     def rollback_problems(self, ports: set[str], saved: set[KernelItem]) -> list[str]:
         return self.kernel_problems(self.read_state(), ports, saved)
 
-    def kernel_problems(self, state: DeviceState, ports: set[str],
-                        saved: set[KernelItem]) -> list[str]:
+    def kernel_problems(
+        self, state: DeviceState, ports: set[str], saved: set[KernelItem]
+    ) -> list[str]:
         now = self.kernel_items(state, ports)
         problems = []
         if now - saved:
@@ -447,22 +467,25 @@ class LinuxBoxDriver(NetworkDriver):
             f"sh {shlex.quote(self.rollback_dir + '/revert.sh')}; rm -f {marker}.firing"
         )
         log = shlex.quote(self.state_dir + "/revert.log")
-        self.run(f"setsid sh -c {shlex.quote(timer)} </dev/null >{log} 2>&1 & "
-                 f"echo $! > {marker}")
+        self.run(f"setsid sh -c {shlex.quote(timer)} </dev/null >{log} 2>&1 & echo $! > {marker}")
 
     def has_pending_commit(self) -> bool:
         return self.run(f"test -e {shlex.quote(self.pending_marker)}", check=False).status == 0
 
     def confirm_commit(self) -> None:
         if not self.cancel_revert_timer():
-            raise CommitError("no commit is waiting for confirmation (the switch may have "
-                              "reverted already)")
+            raise CommitError(
+                "no commit is waiting for confirmation (the switch may have reverted already)"
+            )
 
     def cancel_revert_timer(self) -> bool:
         marker = shlex.quote(self.pending_marker)
         # The timer leads its own process group (setsid): killing the group takes its sleep too.
-        done = self.run(f"pid=$(cat {marker} 2>/dev/null) && rm {marker} && "
-                        f"{{ kill -- -$pid 2>/dev/null || :; }}", check=False)
+        done = self.run(
+            f"pid=$(cat {marker} 2>/dev/null) && rm {marker} && "
+            f"{{ kill -- -$pid 2>/dev/null || :; }}",
+            check=False,
+        )
         return done.status == 0
 
     # -- getters ------------------------------------------------------------------------------
@@ -516,13 +539,20 @@ def lldp_neighbors(json0: str) -> dict[str, list[dict[str, str]]]:
                 for port in interface.get("port", []):
                     ids = port.get("id", [])
                     descr = port.get("descr", [])
-                    name = ids[0]["value"] if ids and ids[0].get("type") == "ifname" else (
-                        descr[0]["value"] if descr else (ids[0]["value"] if ids else ""))
+                    name = (
+                        ids[0]["value"]
+                        if ids and ids[0].get("type") == "ifname"
+                        else (descr[0]["value"] if descr else (ids[0]["value"] if ids else ""))
+                    )
                     found.setdefault(interface["name"], []).append(
-                        (_age_seconds(interface.get("age", "")),
-                         {"hostname": hostname, "port": name}))
-    return {port: [n for _, n in sorted(entries, key=lambda e: e[0])]
-            for port, entries in found.items()}
+                        (
+                            _age_seconds(interface.get("age", "")),
+                            {"hostname": hostname, "port": name},
+                        )
+                    )
+    return {
+        port: [n for _, n in sorted(entries, key=lambda e: e[0])] for port, entries in found.items()
+    }
 
 
 def _age_seconds(age: str) -> int:

@@ -25,8 +25,18 @@ from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.platforms.descriptor import Deploy
 
-__all__ = ["Credentials", "DeployOptions", "DeployReport", "DeployTarget", "SwitchResult",
-           "check_cabling", "confirm", "deploy", "driver_class", "plan_targets"]
+__all__ = [
+    "Credentials",
+    "DeployOptions",
+    "DeployReport",
+    "DeployTarget",
+    "SwitchResult",
+    "check_cabling",
+    "confirm",
+    "deploy",
+    "driver_class",
+    "plan_targets",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -154,30 +164,50 @@ def plan_targets(
     for name in book.unknown_names(set(switches)):
         where = book.source.file if book.source else "--devices"
         line = book.source.line_of(("devices", name)) if book.source else 0
-        errors.add(where, line, f"devices.{name}", "not a switch of this fabric",
-                   f"one of {', '.join(switches)}")
+        errors.add(
+            where,
+            line,
+            f"devices.{name}",
+            "not a switch of this fabric",
+            f"one of {', '.join(switches)}",
+        )
     chosen = [switches[n] for n in limit if n in switches] if limit else list(switches.values())
     skipped, targets = [], []
     for switch in chosen:
         target = _target(compiled, switch, book, out, errors)
         if target is None and not errors.errors:
             if limit:
-                errors.add(fabric_file, 0, f"switches.{switch['name']}.mgmt",
-                           "no management address", "set `mgmt:` for the switch in the "
-                           "inventory and recompile, or give it in a --devices file")
+                errors.add(
+                    fabric_file,
+                    0,
+                    f"switches.{switch['name']}.mgmt",
+                    "no management address",
+                    "set `mgmt:` for the switch in the "
+                    "inventory and recompile, or give it in a --devices file",
+                )
             skipped.append(switch["name"])
         elif target is not None:
             targets.append(target)
     if not targets and not errors.errors:
-        errors.add(fabric_file, 0, "switches", "no switch has a management address",
-                   "set `mgmt:` in the inventory and recompile, or give a --devices file")
+        errors.add(
+            fabric_file,
+            0,
+            "switches",
+            "no switch has a management address",
+            "set `mgmt:` in the inventory and recompile, or give a --devices file",
+        )
     errors.errors += missing_drivers(targets)
     errors.raise_if_any()
     return targets, skipped
 
 
-def _target(compiled: LoadedCompiled, switch: dict[str, Any], book: DeviceBook, out: Path,
-            errors: ErrorCollector) -> DeployTarget | None:
+def _target(
+    compiled: LoadedCompiled,
+    switch: dict[str, Any],
+    book: DeviceBook,
+    out: Path,
+    errors: ErrorCollector,
+) -> DeployTarget | None:
     name, platform = switch["name"], switch["platform"]
     fabric_file = str(out / "fabric.json")
     access = book.access(name, switch["index"], switch.get("mgmt"), errors)
@@ -185,17 +215,34 @@ def _target(compiled: LoadedCompiled, switch: dict[str, Any], book: DeviceBook, 
         return None
     deploy = _deploy_of(platform)
     if deploy is None:
-        errors.add(fabric_file, 0, f"switches.{name}.platform",
-                   f"platform {platform!r} cannot be deployed", _deployable())
+        errors.add(
+            fabric_file,
+            0,
+            f"switches.{name}.platform",
+            f"platform {platform!r} cannot be deployed",
+            _deployable(),
+        )
         return None
     config = out / "configs" / platform / deploy.candidate.format(switch=name)
     if not config.exists():
-        errors.add(str(config), 0, "", f"no compiled {platform} config for {name}",
-                   f"fatpaths compile INVENTORY -o {out} --platform {platform}")
+        errors.add(
+            str(config),
+            0,
+            "",
+            f"no compiled {platform} config for {name}",
+            f"fatpaths compile INVENTORY -o {out} --platform {platform}",
+        )
         return None
-    return DeployTarget(name, platform, access, config, tuple(switch["ports"]),
-                        used_ports(compiled, name), expected_routes(platform, config),
-                        expected_neighbours(compiled, name))
+    return DeployTarget(
+        name,
+        platform,
+        access,
+        config,
+        tuple(switch["ports"]),
+        used_ports(compiled, name),
+        expected_routes(platform, config),
+        expected_neighbours(compiled, name),
+    )
 
 
 def used_ports(compiled: LoadedCompiled, name: str) -> tuple[str, ...]:
@@ -227,12 +274,18 @@ def driver_for(target: DeployTarget, options: DeployOptions) -> Any:
         optional.update(target.access.paths)
         optional["fabric_ports"] = target.ports
     cls = driver_class(target.platform)
-    return cls(target.access.host, credentials.username, credentials.password or "",
-               options.timeout, optional)
+    return cls(
+        target.access.host,
+        credentials.username,
+        credentials.password or "",
+        options.timeout,
+        optional,
+    )
 
 
 def on_device(
-    target: DeployTarget, options: DeployOptions,
+    target: DeployTarget,
+    options: DeployOptions,
     work: Callable[[Any, SwitchResult], None],
 ) -> SwitchResult:
     """Open the switch, run `work`, close; any device error fails this switch only."""
@@ -255,8 +308,9 @@ def on_device(
 
 
 def deploy_switch(target: DeployTarget, options: DeployOptions) -> SwitchResult:
-    return on_device(target, options,
-                     lambda driver, result: _load_commit_verify(driver, target, options, result))
+    return on_device(
+        target, options, lambda driver, result: _load_commit_verify(driver, target, options, result)
+    )
 
 
 def _load_commit_verify(
@@ -295,8 +349,10 @@ def _load_commit_verify(
     if not problem:
         result.status = "pending" if options.revert_in else "committed"
         if options.revert_in:
-            result.detail = (f"reverts itself in {options.revert_in} s unless confirmed "
-                             "(fatpaths deploy OUT --confirm-commit)")
+            result.detail = (
+                f"reverts itself in {options.revert_in} s unless confirmed "
+                "(fatpaths deploy OUT --confirm-commit)"
+            )
         return
     roll_back(driver, result, problem)
 
@@ -331,8 +387,11 @@ def verify_device(
     problems = [c.describe() for c in checks if not c.ok]
     drift = driver.installed_drift()
     if drift:
-        changed = [line for line in drift.splitlines() if line[:1] in "+-"
-                   and not line.startswith(("+++", "---"))]
+        changed = [
+            line
+            for line in drift.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))
+        ]
         problems.append(f"running differs from installed: {', '.join(changed[:3])}")
     return "; ".join(problems)
 
@@ -398,7 +457,10 @@ def deploy(
 
 
 def confirm(
-    out: Path, limit: list[str] | None, book: DeviceBook, options: DeployOptions,
+    out: Path,
+    limit: list[str] | None,
+    book: DeviceBook,
+    options: DeployOptions,
     parallel: int = 4,
 ) -> DeployReport:
     """Confirm a `--confirm SECONDS` commit: each switch's revert timer is stopped, and read

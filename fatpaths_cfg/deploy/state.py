@@ -105,9 +105,7 @@ def device_addresses(ip_addr_json: str, ports: Iterable[str]) -> set[KernelItem]
     return items
 
 
-def device_routes(
-    ip_route_json: str, ports: Iterable[str], with_gateways: bool
-) -> set[KernelItem]:
+def device_routes(ip_route_json: str, ports: Iterable[str], with_gateways: bool) -> set[KernelItem]:
     """Routes out of the fabric ports that someone added (the kernel's own connected routes are
     left out). Routes via next hops are included only where no routing daemon owns them."""
     wanted = set(ports)
@@ -156,8 +154,9 @@ def frr_rib_table(show_route_json: str) -> RouteTable:
         for entry in entries:
             if entry.get("protocol") != "static" or not entry.get("installed"):
                 continue
-            hops = frozenset(hop["ip"] for hop in entry.get("nexthops", [])
-                             if hop.get("fib") and "ip" in hop)
+            hops = frozenset(
+                hop["ip"] for hop in entry.get("nexthops", []) if hop.get("fib") and "ip" in hop
+            )
             table[prefix(dst)] = hops
     return table
 
@@ -203,8 +202,9 @@ class RouteCheck:
 
     @property
     def wrong(self) -> list[str]:
-        return sorted(p for p in self.expected if p in self.found
-                      and self.found[p] != self.expected[p])
+        return sorted(
+            p for p in self.expected if p in self.found and self.found[p] != self.expected[p]
+        )
 
     @property
     def stray(self) -> list[str]:
@@ -221,15 +221,23 @@ class RouteCheck:
     def describe(self) -> str:
         parts = []
         if self.missing:
-            parts.append(f"{len(self.missing)} compiled routes missing ("
-                         + _routes(self.missing, self.expected) + ")")
+            parts.append(
+                f"{len(self.missing)} compiled routes missing ("
+                + _routes(self.missing, self.expected)
+                + ")"
+            )
         if self.wrong:
-            shown = ", ".join(f"{p} via {_hops_text(self.found[p])} not "
-                              f"{_hops_text(self.expected[p])}" for p in self.wrong[:3])
+            shown = ", ".join(
+                f"{p} via {_hops_text(self.found[p])} not {_hops_text(self.expected[p])}"
+                for p in self.wrong[:3]
+            )
             parts.append(f"{len(self.wrong)} with other next hops ({shown})")
         if self.stray:
-            parts.append(f"{len(self.stray)} static routes not compiled ("
-                         + _routes(self.stray, self.found) + ")")
+            parts.append(
+                f"{len(self.stray)} static routes not compiled ("
+                + _routes(self.stray, self.found)
+                + ")"
+            )
         return f"{self.source}: " + "; ".join(parts) if parts else f"{self.source}: ok"
 
 
@@ -243,7 +251,11 @@ def _routes(prefixes: list[str], table: RouteTable) -> str:
 
 
 def unified(running: list[str], candidate: list[str], name: str, candidate_name: str) -> str:
-    return "".join(difflib.unified_diff(
-        [line + "\n" for line in running], [line + "\n" for line in candidate],
-        f"running/{name}", f"candidate/{candidate_name}",
-    ))
+    return "".join(
+        difflib.unified_diff(
+            [line + "\n" for line in running],
+            [line + "\n" for line in candidate],
+            f"running/{name}",
+            f"candidate/{candidate_name}",
+        )
+    )

@@ -100,14 +100,23 @@ def run_plane_generators(
         return UserErrors.single(file, f"{field_prefix}.{name}", message, hint, line=line_of(name))
 
     if isinstance(planes, bool) or not isinstance(planes, int) or not 1 <= planes <= MAX_PLANES:
-        raise bad("planes", f"planes must be 1..{MAX_PLANES}, got {planes!r}",
-                  "P-Net attaches hosts to at most 8 planes")
+        raise bad(
+            "planes",
+            f"planes must be 1..{MAX_PLANES}, got {planes!r}",
+            "P-Net attaches hosts to at most 8 planes",
+        )
     if not isinstance(heterogeneous, bool):
-        raise bad("heterogeneous", f"must be true or false, got {heterogeneous!r}",
-                  "true: every plane its own random wiring")
+        raise bad(
+            "heterogeneous",
+            f"must be true or false, got {heterogeneous!r}",
+            "true: every plane its own random wiring",
+        )
     if heterogeneous and kind not in SEEDED_KINDS:
-        raise bad("heterogeneous", f"kind {kind!r} has one wiring only",
-                  "heterogeneous planes need a seeded kind: " + ", ".join(SEEDED_KINDS))
+        raise bad(
+            "heterogeneous",
+            f"kind {kind!r} has one wiring only",
+            "heterogeneous planes need a seeded kind: " + ", ".join(SEEDED_KINDS),
+        )
     first = run_generator(kind, params, file, line_of, field_prefix)
     if not heterogeneous:
         return [first] * planes

@@ -42,7 +42,6 @@ else:
     LayerAlgorithmName = Literal[LAYER_ALGORITHM_NAMES]
 
 
-
 def _registered_platform(value: str) -> str:
     # Checked against the registry at validation time, not frozen into a Literal at import:
     # a platform registered later (a plugin, a test's throwaway one) is accepted as well.

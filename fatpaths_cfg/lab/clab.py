@@ -84,8 +84,7 @@ def _switch_node(switch: Switch, images: ClabImages) -> dict[str, Any]:
 def clab_runs(fabric: Fabric) -> bool:
     """Whether containerlab can run every switch (compile writes the topology only then)."""
     return all(
-        s.platform in PLATFORMS and PLATFORMS[s.platform].clab is not None
-        for s in fabric.switches
+        s.platform in PLATFORMS and PLATFORMS[s.platform].clab is not None for s in fabric.switches
     )
 
 

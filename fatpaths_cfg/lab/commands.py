@@ -179,8 +179,10 @@ def lab_mptcp(
     out: Path = OUT_ARG,
     seconds: float = typer.Option(6.0, help="Transfer duration."),
     plane: int | None = typer.Option(
-        None, "--plane", help="Fail this whole plane mid-transfer (default on a multi-plane "
-        "fabric: the last plane)."
+        None,
+        "--plane",
+        help="Fail this whole plane mid-transfer (default on a multi-plane "
+        "fabric: the last plane).",
     ),
 ) -> None:
     """One MPTCP connection with a subflow per layer (and plane); fail a single-layer link,

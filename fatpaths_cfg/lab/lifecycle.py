@@ -239,7 +239,10 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
 
 
 def _finish_up(
-    plan: LabPlan, state: LabState, timings: dict[str, float], started: float,
+    plan: LabPlan,
+    state: LabState,
+    timings: dict[str, float],
+    started: float,
     progress: Progress,
 ) -> None:
     """Both engines: the lab is up once every compiled route is installed and forwarding is

@@ -264,9 +264,7 @@ def _transfer(
         layer,
         None if plane is not None else link_ends(plan, link),
         failed_plane=plane,
-        path_of={
-            path_key(plan, p, k): (p, k) for p in range(plan.planes) for k in plan.layer_ids
-        },
+        path_of={path_key(plan, p, k): (p, k) for p in range(plan.planes) for k in plan.layer_ids},
     )
     sender = None
     try:

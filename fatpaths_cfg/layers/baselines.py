@@ -42,9 +42,14 @@ def _neighbours(nr: int, edges: np.ndarray) -> list[list[int]]:
     return around
 
 
-def shortest_path_tree(nr: int, around: list[list[int]], index: dict[tuple[int, int], int],
-                       root: int, rng: np.random.Generator,
-                       reuse: np.ndarray | None = None) -> np.ndarray:
+def shortest_path_tree(
+    nr: int,
+    around: list[list[int]],
+    index: dict[tuple[int, int], int],
+    root: int,
+    rng: np.random.Generator,
+    reuse: np.ndarray | None = None,
+) -> np.ndarray:
     """Link ids of a BFS tree towards `root`: each switch picks one neighbour one hop closer.
 
     Among equally close neighbours the link least used so far (`reuse`) wins, ties at random,
@@ -84,8 +89,13 @@ class TreeLayers:
     needed: int  # forests the construction made before the cap of `count` layers
 
 
-def _parents_to_tree(nr: int, index: dict[tuple[int, int], int], destination: int,
-                     parent: np.ndarray, sources: np.ndarray) -> DestinationTree:
+def _parents_to_tree(
+    nr: int,
+    index: dict[tuple[int, int], int],
+    destination: int,
+    parent: np.ndarray,
+    sources: np.ndarray,
+) -> DestinationTree:
     links: set[int] = set()
     for source in sources.tolist():
         node = source
@@ -95,8 +105,9 @@ def _parents_to_tree(nr: int, index: dict[tuple[int, int], int], destination: in
     return DestinationTree(destination, np.array(sorted(links), dtype=np.int64), sources)
 
 
-def _weighted_parents(nr: int, edges: np.ndarray, cost: np.ndarray, root: int,
-                      rng: np.random.Generator) -> np.ndarray:
+def _weighted_parents(
+    nr: int, edges: np.ndarray, cost: np.ndarray, root: int, rng: np.random.Generator
+) -> np.ndarray:
     """Each switch's next hop on a least-cost path to `root`, ties at random."""
     graph = sp.csr_matrix((cost, (edges[:, 0], edges[:, 1])), shape=(nr, nr))
     dist = dijkstra(graph, directed=False, indices=root)
@@ -119,16 +130,20 @@ def _path_to(parent: np.ndarray, source: int, destination: int) -> list[int]:
     return path
 
 
-def _second_paths(nr: int, edges: np.ndarray, index: dict[tuple[int, int], int],
-                  destination: int, first: np.ndarray, rng: np.random.Generator
-                  ) -> dict[int, list[int]]:
+def _second_paths(
+    nr: int,
+    edges: np.ndarray,
+    index: dict[tuple[int, int], int],
+    destination: int,
+    first: np.ndarray,
+    rng: np.random.Generator,
+) -> dict[int, list[int]]:
     """Per source, SPAIN's second path: least cost when each link of the source's own first
     path costs |E| extra, so a link-disjoint path wins over any path sharing a link."""
     noise = rng.random(len(edges)) * 1e-3 / max(nr, 1)  # below one hop over any path: ties only
     # One directed graph with both orientations; only its weights change from source to source.
     ends = np.concatenate([edges, edges[:, ::-1]])
-    graph = sp.csr_matrix((np.arange(1.0, len(ends) + 1), (ends[:, 0], ends[:, 1])),
-                          shape=(nr, nr))
+    graph = sp.csr_matrix((np.arange(1.0, len(ends) + 1), (ends[:, 0], ends[:, 1])), shape=(nr, nr))
     link_at = (graph.data.astype(np.int64) - 1) % len(edges)
     paths: dict[int, list[int]] = {}
     for source in range(nr):
@@ -138,16 +153,20 @@ def _second_paths(nr: int, edges: np.ndarray, index: dict[tuple[int, int], int],
         cost = 1.0 + noise
         cost[[_link_of(index, a, b) for a, b in itertools.pairwise(own)]] += len(edges)
         graph.data = cost[link_at]
-        _, towards = dijkstra(graph, directed=True, indices=destination,
-                              return_predecessors=True)
+        _, towards = dijkstra(graph, directed=True, indices=destination, return_predecessors=True)
         path = _path_to(towards, source, destination)
         if path != own:
             paths[source] = path
     return paths
 
 
-def _colour_paths(nr: int, index: dict[tuple[int, int], int], destination: int,
-                  paths: dict[int, list[int]], rng: np.random.Generator) -> list[DestinationTree]:
+def _colour_paths(
+    nr: int,
+    index: dict[tuple[int, int], int],
+    destination: int,
+    paths: dict[int, list[int]],
+    rng: np.random.Generator,
+) -> list[DestinationTree]:
     """Greedy colouring: a path joins the first class in which every switch it crosses keeps a
     single next hop towards the destination (SPAIN's VLAN compatibility); a class is a tree."""
     classes: list[dict[int, int]] = []
@@ -165,14 +184,21 @@ def _colour_paths(nr: int, index: dict[tuple[int, int], int], destination: int,
     trees = []
     for next_of, held in zip(classes, members, strict=True):
         links = sorted({_link_of(index, a, b) for a, b in next_of.items()})
-        trees.append(DestinationTree(destination, np.array(links, dtype=np.int64),
-                                     np.array(sorted(held), dtype=np.int64)))
+        trees.append(
+            DestinationTree(
+                destination, np.array(links, dtype=np.int64), np.array(sorted(held), dtype=np.int64)
+            )
+        )
     return trees
 
 
-def spain_destination_trees(nr: int, edges: np.ndarray, index: dict[tuple[int, int], int],
-                            destination: int, rng: np.random.Generator
-                            ) -> list[DestinationTree]:
+def spain_destination_trees(
+    nr: int,
+    edges: np.ndarray,
+    index: dict[tuple[int, int], int],
+    destination: int,
+    rng: np.random.Generator,
+) -> list[DestinationTree]:
     """SPAIN's path set towards one destination (k = 2 paths per source), as trees.
 
     The first paths are one shortest-path tree (ties at random); the second paths, preferring
@@ -182,8 +208,9 @@ def spain_destination_trees(nr: int, edges: np.ndarray, index: dict[tuple[int, i
     first = _weighted_parents(nr, edges, np.ones(len(edges)), destination, rng)
     others = np.array([s for s in range(nr) if s != destination], dtype=np.int64)
     trees = [_parents_to_tree(nr, index, destination, first, others)]
-    return trees + _colour_paths(nr, index, destination,
-                                 _second_paths(nr, edges, index, destination, first, rng), rng)
+    return trees + _colour_paths(
+        nr, index, destination, _second_paths(nr, edges, index, destination, first, rng), rng
+    )
 
 
 def _components(nr: int, edges: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -194,8 +221,9 @@ def _components(nr: int, edges: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return connected_components(graph, directed=False)[1]
 
 
-def _stays_forest(edges: np.ndarray, mask: np.ndarray, component: np.ndarray,
-                  links: np.ndarray) -> bool:
+def _stays_forest(
+    edges: np.ndarray, mask: np.ndarray, component: np.ndarray, links: np.ndarray
+) -> bool:
     """Whether the forest `mask` (components `component`) plus the tree `links` is acyclic:
     the new links, seen between components, must not close a cycle."""
     new = links[~mask[links]]
@@ -217,8 +245,9 @@ def _stays_forest(edges: np.ndarray, mask: np.ndarray, component: np.ndarray,
     return True
 
 
-def merge_into_forests(nr: int, edges: np.ndarray, trees: list[DestinationTree], count: int
-                       ) -> TreeLayers:
+def merge_into_forests(
+    nr: int, edges: np.ndarray, trees: list[DestinationTree], count: int
+) -> TreeLayers:
     """SPAIN's greedy merge: each tree joins the first forest it keeps acyclic, else opens one.
 
     Of the forests, the `count` serving the most (source, destination) pairs become layers (a
@@ -249,27 +278,37 @@ def merge_into_forests(nr: int, edges: np.ndarray, trees: list[DestinationTree],
     served = [sum(len(tree.sources) for tree in held) for held in members]
     ranked = sorted(range(len(masks)), key=lambda j: -served[j])  # stable: ties keep order
     chosen = [ranked[j % len(ranked)] for j in range(count)] if ranked else []
-    return TreeLayers([masks[j].copy() for j in chosen], [members[j] for j in chosen],
-                      len(masks))
+    return TreeLayers([masks[j].copy() for j in chosen], [members[j] for j in chosen], len(masks))
 
 
-def plan_spain_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                      spec: RoutingSpec) -> TreeLayers:
+def plan_spain_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> TreeLayers:
     """SPAIN: per-destination trees, merged in random order into loop-free layers."""
     index = _link_index(edges)
-    trees = [tree for destination in range(nr)
-             for tree in spain_destination_trees(nr, edges, index, destination, rng)]
+    trees = [
+        tree
+        for destination in range(nr)
+        for tree in spain_destination_trees(nr, edges, index, destination, rng)
+    ]
     order = rng.permutation(len(trees))
     return merge_into_forests(nr, edges, [trees[t] for t in order], count)
 
 
-def spain_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                 spec: RoutingSpec) -> list[np.ndarray]:
+def spain_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> list[np.ndarray]:
     return plan_spain_layers(nr, edges, count, rng, spec).masks
 
 
-def plan_past_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                     spec: RoutingSpec, random_root: bool | None = None) -> TreeLayers:
+def plan_past_layers(
+    nr: int,
+    edges: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    spec: RoutingSpec,
+    random_root: bool | None = None,
+) -> TreeLayers:
     """PAST: one BFS spanning tree per destination switch, destinations in random order.
 
     With `random_root` (default `spec.past_random_root`) the tree grows from a random switch
@@ -288,19 +327,21 @@ def plan_past_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Gene
     return merge_into_forests(nr, edges, trees, count)
 
 
-def past_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                spec: RoutingSpec) -> list[np.ndarray]:
+def past_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> list[np.ndarray]:
     return plan_past_layers(nr, edges, count, rng, spec).masks
 
 
 @dataclass(frozen=True)
 class PathLayers:
     masks: list[np.ndarray]
-    paths: dict[tuple[int, int], list[list[int]]]   # pair -> its k shortest paths, shortest first
+    paths: dict[tuple[int, int], list[list[int]]]  # pair -> its k shortest paths, shortest first
 
 
-def plan_kshortest_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                          spec: RoutingSpec) -> PathLayers:
+def plan_kshortest_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> PathLayers:
     """Yen's k shortest paths (k = count) for sampled pairs; path j of a pair joins layer j.
 
     Switches enter the graph in random order, so equal-length paths are ranked by the seed
@@ -328,6 +369,7 @@ def plan_kshortest_layers(nr: int, edges: np.ndarray, count: int, rng: np.random
     return PathLayers(masks, paths)
 
 
-def kshortest_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                     spec: RoutingSpec) -> list[np.ndarray]:
+def kshortest_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> list[np.ndarray]:
     return plan_kshortest_layers(nr, edges, count, rng, spec).masks

@@ -23,31 +23,41 @@ DEFAULT_PATHS_PER_SWITCH = 4
 class OverlapPlan:
     """Layers as built, with the permutations and chosen paths kept for inspection and tests."""
 
-    masks: list[np.ndarray]          # bool over links, one per sparse layer, not yet completed
-    permutations: np.ndarray         # int32 [layer, position] -> switch
-    paths: list[list[np.ndarray]]    # per layer, the switches of each chosen path in pi order
+    masks: list[np.ndarray]  # bool over links, one per sparse layer, not yet completed
+    permutations: np.ndarray  # int32 [layer, position] -> switch
+    paths: list[list[np.ndarray]]  # per layer, the switches of each chosen path in pi order
 
 
 def default_paths_per_layer(nr: int) -> int:
     return max(1, DEFAULT_PATHS_PER_SWITCH * nr)
 
 
-def plan_overlap_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                        spec: RoutingSpec) -> OverlapPlan:
+def plan_overlap_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> OverlapPlan:
     edges = np.asarray(edges, dtype=np.int32).reshape(-1, 2)
-    permutations = np.stack([rng.permutation(nr).astype(np.int32) for _ in range(count)]) \
-        if count else np.zeros((0, nr), dtype=np.int32)
+    permutations = (
+        np.stack([rng.permutation(nr).astype(np.int32) for _ in range(count)])
+        if count
+        else np.zeros((0, nr), dtype=np.int32)
+    )
     budget = spec.paths_per_layer or default_paths_per_layer(nr)
     seed = int(rng.integers(2**63))
     masks, path_layer, offsets, nodes = _native.overlap_layers(
-        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1]),
-        permutations, budget, seed)
+        nr,
+        np.ascontiguousarray(edges[:, 0]),
+        np.ascontiguousarray(edges[:, 1]),
+        permutations,
+        budget,
+        seed,
+    )
     paths: list[list[np.ndarray]] = [[] for _ in range(count)]
     for index, layer in enumerate(path_layer):
-        paths[int(layer)].append(nodes[offsets[index]:offsets[index + 1]])
+        paths[int(layer)].append(nodes[offsets[index] : offsets[index + 1]])
     return OverlapPlan([np.asarray(mask, dtype=bool) for mask in masks], permutations, paths)
 
 
-def overlap_layers(nr: int, edges: np.ndarray, count: int, rng: np.random.Generator,
-                   spec: RoutingSpec) -> list[np.ndarray]:
+def overlap_layers(
+    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+) -> list[np.ndarray]:
     return plan_overlap_layers(nr, edges, count, rng, spec).masks

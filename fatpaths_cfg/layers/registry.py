@@ -26,23 +26,38 @@ LAYER_ALGORITHMS: dict[str, LayerAlgorithm] = {
     algorithm.name: algorithm
     for algorithm in (
         LayerAlgorithm(
-            "random", "fatpaths_cfg.layers.random", "random_layers", "resampling",
+            "random",
+            "fatpaths_cfg.layers.random",
+            "random_layers",
+            "resampling",
             "each layer keeps every link with probability rho",
         ),
         LayerAlgorithm(
-            "overlap", "fatpaths_cfg.layers.overlap", "overlap_layers", "completion",
+            "overlap",
+            "fatpaths_cfg.layers.overlap",
+            "overlap_layers",
+            "completion",
             "paths chosen to minimise their overlap with the layers built so far",
         ),
         LayerAlgorithm(
-            "spain", "fatpaths_cfg.layers.baselines", "spain_layers", "completion",
+            "spain",
+            "fatpaths_cfg.layers.baselines",
+            "spain_layers",
+            "completion",
             "SPAIN baseline: per-destination trees merged into loop-free layers",
         ),
         LayerAlgorithm(
-            "past", "fatpaths_cfg.layers.baselines", "past_layers", "completion",
+            "past",
+            "fatpaths_cfg.layers.baselines",
+            "past_layers",
+            "completion",
             "PAST baseline: one spanning tree per destination switch and layer",
         ),
         LayerAlgorithm(
-            "kshortest", "fatpaths_cfg.layers.baselines", "kshortest_layers", "completion",
+            "kshortest",
+            "fatpaths_cfg.layers.baselines",
+            "kshortest_layers",
+            "completion",
             "k-shortest-paths baseline: paths_per_layer paths per pair",
         ),
     )

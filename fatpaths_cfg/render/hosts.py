@@ -110,9 +110,7 @@ class HostView:
         return len({e.family for e in self.mptcp_endpoints}) == 2
 
 
-def _address(
-    tables: FamilyTables | None, layer: int, host: int, plane: int = 0
-) -> str | None:
+def _address(tables: FamilyTables | None, layer: int, host: int, plane: int = 0) -> str | None:
     if tables is None:
         return None
     return f"{tables.host_address(plane, layer, host)}/{tables.host_prefix_len}"

@@ -823,9 +823,7 @@ class _Checker:
             for entry in parsed.host_routes
         }
         hosts = {h.name: h for h in self.fabric.hosts}
-        switches_with_hosts = {
-            self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks
-        }
+        switches_with_hosts = {self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks}
         for want in self.index.expected:
             key = (want.owner, want.address)
             expected_keys.add(key)

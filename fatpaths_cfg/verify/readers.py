@@ -357,8 +357,7 @@ def _read_switch(
     reader = _SwitchReader(parsed, out, name, switch, ifnames)
     reader.batch = batch
     files: list[tuple[str, FileReader]] = [
-        (f"configs/{platform}/{file.at(name)}", resolve(file.reader))
-        for file in descriptor.files
+        (f"configs/{platform}/{file.at(name)}", resolve(file.reader)) for file in descriptor.files
     ]
     if not all((out / relative).is_file() for relative, _ in files):
         return False
