@@ -106,6 +106,25 @@ def wait_until(condition, timeout: float = 20.0) -> bool:  # type: ignore[no-unt
     return bool(condition())
 
 
+def device_driver(device, **options: str) -> FrrDriver:  # type: ignore[no-untyped-def]
+    """The FRR driver dialling the test device over its own sshd and FRR paths."""
+    return FrrDriver(
+        device.address,
+        "root",
+        None,
+        10,
+        {
+            "port": 2222,
+            "key_file": str(device.key),
+            "known_hosts": str(device.known_hosts),
+            "frr_dir": str(device.frr_dir),
+            "state_dir": str(device.state_dir),
+            "vty_socket": str(device.frr_dir),
+            **options,
+        },
+    )
+
+
 @pytest.mark.lab
 def test_dry_run_shows_the_running_config_against_the_candidate(
     device, compiled: dict[int, Path], tmp_path: Path
@@ -319,21 +338,7 @@ def test_without_frr_reload_the_commit_is_refused(
     device, compiled: dict[int, Path], tmp_path: Path
 ) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": device.address})
-    driver = FrrDriver(
-        device.address,
-        "root",
-        None,
-        10,
-        {
-            "port": 2222,
-            "key_file": str(device.key),
-            "known_hosts": str(device.known_hosts),
-            "frr_dir": str(device.frr_dir),
-            "state_dir": str(device.state_dir),
-            "vty_socket": str(device.frr_dir),
-            "frr_reload": "/nonexistent/frr-reload.py",
-        },
-    )
+    driver = device_driver(device, frr_reload="/nonexistent/frr-reload.py")
     driver.open()
     try:
         driver.load_replace_candidate(filename=str(out / "configs/frr/leaf1"))
@@ -390,20 +395,7 @@ def test_unknown_host_key_is_refused(
 
 @pytest.mark.lab
 def test_driver_facts_interfaces_and_discard(device, compiled: dict[int, Path]) -> None:
-    driver = FrrDriver(
-        device.address,
-        "root",
-        None,
-        10,
-        {
-            "port": 2222,
-            "key_file": str(device.key),
-            "known_hosts": str(device.known_hosts),
-            "frr_dir": str(device.frr_dir),
-            "state_dir": str(device.state_dir),
-            "vty_socket": str(device.frr_dir),
-        },
-    )
+    driver = device_driver(device)
     driver.open()
     try:
         facts = driver.get_facts()

@@ -188,6 +188,8 @@ def resolve(reference: str) -> Any:
 READERS = "fatpaths_cfg.verify.readers"
 # Where containerlab nodes find the scripts bound into them.
 CLAB_ROOT = "/fatpaths"
+# The FRR routes file of every platform that runs FRR from the shared frr.conf template.
+FRR_CONF = SwitchFile("{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2")
 
 
 def kernel_port_name(ports: Sequence[str], port: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fatpaths_cfg.platforms.descriptor import (
     CLAB_ROOT,
+    FRR_CONF,
     READERS,
     ClabNode,
     Deploy,
@@ -18,7 +19,7 @@ PLATFORM = Platform(
     name="frr",
     summary="Linux switch with FRR: iproute2 interfaces, FRR static routes",
     files=(
-        SwitchFile("{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2"),
+        FRR_CONF,
         SwitchFile(
             "{switch}/interfaces.sh",
             f"{READERS}:read_iproute2_addresses",

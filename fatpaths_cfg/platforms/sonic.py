@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fatpaths_cfg.platforms.descriptor import (
+    FRR_CONF,
     READERS,
     ClabNode,
     Deploy,
@@ -28,7 +29,7 @@ PLATFORM = Platform(
     name="sonic",
     summary="SONiC device directory: config_db.json and frr.conf",
     files=(
-        SwitchFile("{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2"),
+        FRR_CONF,
         SwitchFile(
             "{switch}/config_db.json",
             f"{READERS}:read_config_db",
