@@ -20,17 +20,15 @@ again (`--solve-400g` solves it anyway). Serial 400G and 100G share their hop co
 
     PYTHONPATH=. python benchmarks/pnet_compare.py [--seed N] [--figure F] [--json]
 
-Flow completion times and RPC latency (5.1.2, 5.2.1) come from the packet simulator: see
-`SIMULATED_PARTS` below, the hook where they are wired in.
+Flow completion times and RPC latency (5.1.2, 5.2.1) come from the packet simulator, on the
+same four fabrics: `benchmarks/pnet_sim_compare.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +44,6 @@ PAPER = {
     "K to saturate 4 planes": "32 (Fig. 8c: N planes need N times the serial K of 8)",
     "hop count at 40% failed": "serial +22%, homogeneous +3% (Fig. 14)",
 }
-
-# Hook for the packet-simulator parts (FCT of 100 kB..1 GB permutation flows, 1500 B RPC
-# latency). Set to a function taking {fabric name: PlaneSet} and the seed and returning a JSON-
-# ready dict; `--sim` then runs it and adds its output under "simulated".
-SIMULATED_PARTS: Callable[[dict[str, PlaneSet], int], dict[str, Any]] | None = None
 
 
 def fabrics(seed: int) -> dict[str, PlaneSet]:
@@ -149,18 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--figure", type=Path, default=Path("benchmarks/figures/pnet_compare.png"))
     parser.add_argument("--json", action="store_true", help="print all results as JSON")
-    parser.add_argument(
-        "--sim",
-        action="store_true",
-        help="also run the packet-simulator parts (SIMULATED_PARTS hook)",
-    )
     args = parser.parse_args(argv)
-    if args.sim and SIMULATED_PARTS is None:
-        print(
-            "error: --sim: the FCT/RPC parts are not wired yet (SIMULATED_PARTS is None)",
-            file=sys.stderr,
-        )
-        return 2
 
     wall, cpu = time.perf_counter(), time.process_time()
     permutation = PlaneStudy(
@@ -195,8 +177,6 @@ def main(argv: list[str] | None = None) -> int:
             results[name]["cpu_seconds"][part] += value
     if not args.solve_400g:
         results = {"serial-400G": scaled(results["serial-100G"], "serial-400G", 4.0), **results}
-    if args.sim and SIMULATED_PARTS is not None:
-        results["simulated"] = SIMULATED_PARTS(nets, args.seed)
     seconds, cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
 
     title = (

@@ -48,8 +48,14 @@ def fabrics(seed: int) -> dict[str, SimNetwork]:
     params: dict[str, int | float] = {"nr": RACKS, "k": NETWORK_PORTS, "p": HOSTS_PER_RACK}
 
     def jellyfish(planes: int, heterogeneous: bool, gbps: float) -> SimNetwork:
-        return network_from_topology("jellyfish", params, seed=seed, link_gbps=gbps,
-                                     planes=planes, heterogeneous=heterogeneous)
+        return network_from_topology(
+            "jellyfish",
+            params,
+            seed=seed,
+            link_gbps=gbps,
+            planes=planes,
+            heterogeneous=heterogeneous,
+        )
 
     return {
         "serial-400G": jellyfish(1, False, 400.0),
@@ -64,8 +70,10 @@ def fct_schemes(fabric: str, subflows: tuple[int, ...]) -> list[Scheme]:
     if fabric in SERIAL:
         return [Scheme("tcp", tcp)]
     return [
-        *(Scheme(f"mptcp-{k}x{PLANES}", {"transport": "mptcp", "subflows_per_plane": k})
-          for k in subflows),
+        *(
+            Scheme(f"mptcp-{k}x{PLANES}", {"transport": "mptcp", "subflows_per_plane": k})
+            for k in subflows
+        ),
         Scheme("tcp-hash", {**tcp, "plane_choice": "hash"}),
     ]
 
@@ -74,8 +82,10 @@ def rpc_schemes(fabric: str) -> list[Scheme]:
     tcp = {"transport": "tcp", "load_balancing": "ecmp"}
     if fabric in SERIAL:
         return [Scheme("tcp", tcp)]
-    return [Scheme("tcp-hash", {**tcp, "plane_choice": "hash"}),
-            Scheme("tcp-fewest-hops", {**tcp, "plane_choice": "fewest-hops"})]
+    return [
+        Scheme("tcp-hash", {**tcp, "plane_choice": "hash"}),
+        Scheme("tcp-fewest-hops", {**tcp, "plane_choice": "fewest-hops"}),
+    ]
 
 
 def run(network: SimNetwork, workload: Workload, scheme: Scheme, seed: int) -> SimResult:
@@ -109,8 +119,11 @@ def round_times_us(result: SimResult, n_rpc_flows: int) -> np.ndarray:
 def fct_row(fabric: str, size: int, scheme: Scheme, result: SimResult) -> dict[str, Any]:
     fct = result.fct_ps() / 1e6
     return {
-        "fabric": fabric, "size_bytes": size, "scheme": scheme.label,
-        "flows": result.workload.n_flows, "finished": int(result.finished.sum()),
+        "fabric": fabric,
+        "size_bytes": size,
+        "scheme": scheme.label,
+        "flows": result.workload.n_flows,
+        "finished": int(result.finished.sum()),
         "fct_median_us": round(float(np.nanmedian(fct)), 2),
         "fct_p99_us": round(float(np.nanpercentile(fct, 99)), 2),
         "fct_max_us": round(float(np.nanmax(fct)), 2),
@@ -120,10 +133,14 @@ def fct_row(fabric: str, size: int, scheme: Scheme, result: SimResult) -> dict[s
     }
 
 
-def rpc_row(fabric: str, load: str, scheme: Scheme, times: np.ndarray,
-            result: SimResult) -> dict[str, Any]:
+def rpc_row(
+    fabric: str, load: str, scheme: Scheme, times: np.ndarray, result: SimResult
+) -> dict[str, Any]:
     return {
-        "fabric": fabric, "load": load, "scheme": scheme.label, "rounds": int(times.size),
+        "fabric": fabric,
+        "load": load,
+        "scheme": scheme.label,
+        "rounds": int(times.size),
         "finished": int(np.count_nonzero(~np.isnan(times))),
         "rpc_median_us": round(float(np.nanmedian(times)), 3),
         "rpc_mean_us": round(float(np.nanmean(times)), 3),
@@ -133,21 +150,24 @@ def rpc_row(fabric: str, load: str, scheme: Scheme, times: np.ndarray,
 
 
 def fct_line(r: dict[str, Any]) -> str:
-    return (f"fct {r['fabric']:<21} {r['size_bytes'] / 1e6:>6g} MB {r['scheme']:<12} "
-            f"median {r['fct_median_us']:>10.1f} us  p99 {r['fct_p99_us']:>10.1f} us  "
-            f"timeouts {r['timeouts']:>5}  finished {r['finished']}/{r['flows']}  "
-            f"cpu {r['cpu_seconds']:.1f} s")
+    return (
+        f"fct {r['fabric']:<21} {r['size_bytes'] / 1e6:>6g} MB {r['scheme']:<12} "
+        f"median {r['fct_median_us']:>10.1f} us  p99 {r['fct_p99_us']:>10.1f} us  "
+        f"timeouts {r['timeouts']:>5}  finished {r['finished']}/{r['flows']}  "
+        f"cpu {r['cpu_seconds']:.1f} s"
+    )
 
 
 def rpc_line(r: dict[str, Any]) -> str:
-    return (f"rpc {r['fabric']:<21} {r['load']:<10} {r['scheme']:<16} "
-            f"median {r['rpc_median_us']:>8.2f} us  mean {r['rpc_mean_us']:>8.2f} us  "
-            f"p99 {r['rpc_p99_us']:>8.2f} us  rounds {r['finished']}/{r['rounds']}  "
-            f"cpu {r['cpu_seconds']:.1f} s")
+    return (
+        f"rpc {r['fabric']:<21} {r['load']:<10} {r['scheme']:<16} "
+        f"median {r['rpc_median_us']:>8.2f} us  mean {r['rpc_mean_us']:>8.2f} us  "
+        f"p99 {r['rpc_p99_us']:>8.2f} us  rounds {r['finished']}/{r['rounds']}  "
+        f"cpu {r['cpu_seconds']:.1f} s"
+    )
 
 
-def plot(fct: list[dict[str, Any]], rpc_cdf: dict[str, np.ndarray], title: str,
-         path: Path) -> None:
+def plot(fct: list[dict[str, Any]], rpc_cdf: dict[str, np.ndarray], title: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -159,10 +179,15 @@ def plot(fct: list[dict[str, Any]], rpc_cdf: dict[str, np.ndarray], title: str,
         series.setdefault(f"{r['fabric']} {r['scheme']}", []).append(r)
     for label, rows in series.items():
         sizes = [r["size_bytes"] for r in rows]
-        line, = left.plot(sizes, [r["fct_median_us"] for r in rows], marker="o", label=label)
+        (line,) = left.plot(sizes, [r["fct_median_us"] for r in rows], marker="o", label=label)
         left.plot(sizes, [r["fct_p99_us"] for r in rows], ls=":", color=line.get_color())
-    left.set(xscale="log", yscale="log", xlabel="flow size (bytes)",
-             ylabel="FCT (us): median solid, p99 dotted", title="Permutation FCT")
+    left.set(
+        xscale="log",
+        yscale="log",
+        xlabel="flow size (bytes)",
+        ylabel="FCT (us): median solid, p99 dotted",
+        title="Permutation FCT",
+    )
     left.legend(fontsize=7)
     # One colour per (fabric, scheme), idle solid and background dashed, so pairs read together.
     colours: dict[str, Any] = {}
@@ -170,10 +195,16 @@ def plot(fct: list[dict[str, Any]], rpc_cdf: dict[str, np.ndarray], title: str,
         t = np.sort(times[~np.isnan(times)])
         key = label.rsplit(" ", 1)[0]
         colour = colours.setdefault(key, plt.get_cmap("tab10")(len(colours)))
-        right.plot(t, np.arange(1, t.size + 1) / t.size, label=label, color=colour,
-                   ls="--" if label.endswith("background") else "-")
-    right.set(xscale="log", xlabel="RPC round time (us)", ylabel="CDF",
-              title="1,500 B RPC ping-pong")
+        right.plot(
+            t,
+            np.arange(1, t.size + 1) / t.size,
+            label=label,
+            color=colour,
+            ls="--" if label.endswith("background") else "-",
+        )
+    right.set(
+        xscale="log", xlabel="RPC round time (us)", ylabel="CDF", title="1,500 B RPC ping-pong"
+    )
     right.legend(fontsize=6)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
@@ -186,13 +217,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sizes", default="100kB,1MB,10MB", help="permutation flow sizes")
-    parser.add_argument("--subflows-per-plane", default="1,4",
-                        help="MPTCP subflows per plane to run (comma list)")
+    parser.add_argument(
+        "--subflows-per-plane", default="1,4", help="MPTCP subflows per plane to run (comma list)"
+    )
     parser.add_argument("--rounds", type=int, default=100, help="RPC rounds per client")
-    parser.add_argument("--background", default="10MB",
-                        help="size of the background permutation flows under RPC; 0: none")
-    parser.add_argument("--figure", type=Path,
-                        default=Path("benchmarks/figures/pnet_sim_compare.png"))
+    parser.add_argument(
+        "--background",
+        default="10MB",
+        help="size of the background permutation flows under RPC; 0: none",
+    )
+    parser.add_argument(
+        "--figure", type=Path, default=Path("benchmarks/figures/pnet_sim_compare.png")
+    )
     parser.add_argument("--json", action="store_true", help="print all results as JSON")
     args = parser.parse_args(argv)
     sizes = [parse_bytes(s) for s in args.sizes.split(",")]
@@ -208,11 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         for size in sizes:
             workload = make_workload(network, "permutation", size, seed=args.seed)
             for scheme in fct_schemes(fabric, subflows):
-                fct.append(fct_row(fabric, size, scheme, run(network, workload, scheme,
-                                                             args.seed)))
+                fct.append(fct_row(fabric, size, scheme, run(network, workload, scheme, args.seed)))
                 print(fct_line(fct[-1]), flush=True)
-        idle = rpc_workload(network, rounds=args.rounds, request_bytes=MTU, response_bytes=MTU,
-                            seed=args.seed)
+        idle = rpc_workload(
+            network, rounds=args.rounds, request_bytes=MTU, response_bytes=MTU, seed=args.seed
+        )
         loads = {"idle": idle}
         if background_bytes:
             other = make_workload(network, "permutation", background_bytes, seed=args.seed + 1)
@@ -226,22 +262,37 @@ def main(argv: list[str] | None = None) -> int:
                 print(rpc_line(rpc[-1]), flush=True)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 
-    title = (f"686-host Jellyfish ({RACKS} racks x {HOSTS_PER_RACK} hosts, {NETWORK_PORTS} "
-             f"network ports), seed {args.seed}, MTU {MTU}, RTO min 10 ms\npermutation FCT "
-             f"(sizes {args.sizes}; serial TCP, planes MPTCP / TCP-hash) | RPC 1,500 B x "
-             f"{args.rounds} rounds, idle and with a {args.background} permutation behind")
+    title = (
+        f"686-host Jellyfish ({RACKS} racks x {HOSTS_PER_RACK} hosts, {NETWORK_PORTS} "
+        f"network ports), seed {args.seed}, MTU {MTU}, RTO min 10 ms\npermutation FCT "
+        f"(sizes {args.sizes}; serial TCP, planes MPTCP / TCP-hash) | RPC 1,500 B x "
+        f"{args.rounds} rounds, idle and with a {args.background} permutation behind"
+    )
     plot(fct, cdf, title, args.figure)
-    one_mb = [r for r in fct if r["size_bytes"] == 1_000_000
-              and r["fabric"] == "heterogeneous-4x100G" and r["scheme"].startswith("mptcp")]
-    out = {"fct": fct, "rpc": rpc, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
-           "mptcp_1mb_heterogeneous": one_mb, "figure": str(args.figure)}
+    one_mb = [
+        r
+        for r in fct
+        if r["size_bytes"] == 1_000_000
+        and r["fabric"] == "heterogeneous-4x100G"
+        and r["scheme"].startswith("mptcp")
+    ]
+    out = {
+        "fct": fct,
+        "rpc": rpc,
+        "wall_seconds": round(wall, 1),
+        "cpu_seconds": round(cpu, 1),
+        "mptcp_1mb_heterogeneous": one_mb,
+        "figure": str(args.figure),
+    }
     if args.json:
         print(json.dumps(out, indent=2))
     print(f"whole run: {wall:.1f} s wall, {cpu:.1f} s CPU; figure {args.figure}")
     ok = all(r["cpu_seconds"] <= TARGET_MPTCP_1MB_CPU_SECONDS for r in one_mb)
     for r in one_mb:
-        print(f"1 MB MPTCP ({r['scheme']}) on heterogeneous 4x100G: {r['cpu_seconds']} CPU-s, "
-              f"{r['wall_seconds']} s wall (target <= {TARGET_MPTCP_1MB_CPU_SECONDS:.0f} s)")
+        print(
+            f"1 MB MPTCP ({r['scheme']}) on heterogeneous 4x100G: {r['cpu_seconds']} CPU-s, "
+            f"{r['wall_seconds']} s wall (target <= {TARGET_MPTCP_1MB_CPU_SECONDS:.0f} s)"
+        )
     print("target met" if ok else "TARGET MISSED", file=sys.stderr)
     return 0 if ok else 1
 
