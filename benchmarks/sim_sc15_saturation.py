@@ -7,7 +7,7 @@ This script reruns that study on the packet simulator at the paper's scale (abou
 endpoints: Slim Fly q=13 with p=10, MLFM h=15, OFT k=12), prints the saturation throughput of
 each combination beside the closed forms, and plots accepted against offered load.
 
-    python benchmarks/sim_sc15_saturation.py [--loads 0.05,0.1,...] [--plot FILE] [--quick]
+    python benchmarks/sim_sc15_saturation.py [--loads 0.05,0.1,...] [--plot FILE] [--lossless]
 
 Offered load: every host starts Poisson one-packet flows whose payload adds up to the given
 share of its link; accepted load is the payload delivered per host and second over the
@@ -18,6 +18,15 @@ that point. SC'15 simulated
 port; here packets are 9,000 bytes (far fewer events), queues hold 100 KB, and the transport
 is NDP (trimming instead of credits); the README's reproduction section says what that
 changes.
+
+`--lossless` runs the paper's model instead: PFC queues (pause at the 100 KB of a port's
+ingress share, resume at half; one priority per hop-count channel, as SC'15's virtual
+channels) carrying the same NDP one-packet messages. NDP sends its first window without
+waiting for pulls, and on lossless queues nothing is trimmed or retransmitted, so every
+message leaves its host at once, whatever the network's state: the open-loop injection of
+SC'15, with the host NIC's unbounded queue as the paper's source queue. (TCP would do the
+same with one packet per flow, but adds retransmission timers that a lossless network never
+needs; NDP keeps the two modes identical but for the queues.)
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, network_from_topology
-from fatpaths_cfg.sim.run import native_engine
+from fatpaths_cfg.sim.run import NativeEngine, native_engine
 
 MTU = 9_000
 HEADER = 64
@@ -45,6 +54,9 @@ LINK_LATENCY_PS = 150_000
 FLOW_BYTES = MTU
 DURATION_PS = 40_000_000
 WARMUP_PS = 20_000_000
+# Lossless runs look for a cycle of paused queues this often (a cycle seen twice in a row,
+# with nothing sent in between, is a deadlock).
+DEADLOCK_CHECK_PS = 5_000_000
 ROUTINGS = ("min", "inr", "ugal-l")
 PATTERNS = ("uniform", "worst-case")
 DEFAULT_LOADS = (0.1, 0.25, 0.5, 0.75, 1.0)
@@ -54,7 +66,7 @@ DEFAULT_LOADS = (0.1, 0.25, 0.5, 0.75, 1.0)
 class Topology:
     label: str
     kind: str
-    params: dict[str, int]
+    params: dict[str, int | float]
     # Worst-case saturation under minimal routing (SC'15 Section 4.2).
     worst_case_min: float
     worst_case_formula: str
@@ -89,7 +101,28 @@ class Accepted:
     median_host: float
 
 
-def accepted_load(net: SimNetwork, pattern: str, routing: str, load: float, seed: int) -> Accepted:
+class DeadlockError(RuntimeError):
+    """A lossless run whose paused queues wait for each other in a cycle."""
+
+
+def run_checked(engine: NativeEngine, until_ps: int, lossless: bool) -> None:
+    """Advance to `until_ps`; lossless runs in slices, checking for a deadlock after each (a
+    deadlocked network delivers nothing more, so its accepted load is no saturation)."""
+    if not lossless:
+        engine.run_until(until_ps)
+        return
+    t = engine.now_ps
+    while t < until_ps:
+        t = min(until_ps, t + DEADLOCK_CHECK_PS)
+        engine.run_until(t)
+        cycle = engine.check_deadlock()
+        if cycle:
+            raise DeadlockError(f"deadlock at {t / 1e6:.1f} us: {cycle}")
+
+
+def accepted_load(
+    net: SimNetwork, pattern: str, routing: str, load: float, seed: int, lossless: bool = False
+) -> Accepted:
     """Payload delivered per source host over the measured window."""
     rate = load * LINK_GBPS * 1e9 / 8 / FLOW_BYTES
     workload = make_workload(
@@ -103,11 +136,12 @@ def accepted_load(net: SimNetwork, pattern: str, routing: str, load: float, seed
         header=HEADER,
         queue_packets=QUEUE_PACKETS,
         seed=seed,
+        lossless=lossless,
     )
     engine = native_engine(net, workload, config)
-    engine.run_until(WARMUP_PS)
+    run_checked(engine, WARMUP_PS, lossless)
     before = np.asarray(engine.flow_results()["delivered"], dtype=np.float64)
-    engine.run_until(DURATION_PS)
+    run_checked(engine, DURATION_PS, lossless)
     after = np.asarray(engine.flow_results()["delivered"], dtype=np.float64)
     n = net.n_hosts
     delivered = np.bincount(workload.src, weights=after - before, minlength=n)
@@ -127,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", default=",".join(map(str, DEFAULT_LOADS)))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plot", default="sc15_saturation.png", help="PNG to write")
+    parser.add_argument(
+        "--lossless", action="store_true", help="PFC queues instead of NDP trimming (SC'15's model)"
+    )
     args = parser.parse_args(argv)
     loads = [float(x) for x in args.loads.split(",")]
     started = time.perf_counter()
@@ -138,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{topo.label}: {net.n_switches} switches, {net.n_hosts} endpoints", flush=True)
         for pattern in PATTERNS:
             for routing in ROUTINGS:
-                accepted = [accepted_load(net, pattern, routing, x, args.seed) for x in loads]
+                accepted = [
+                    accepted_load(net, pattern, routing, x, args.seed, args.lossless) for x in loads
+                ]
                 curves[(topo.label, pattern, routing)] = accepted
                 print(
                     f"  {pattern:>10} {routing:>6}: "
@@ -147,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     print_table(curves)
-    plot(curves, loads, args.plot)
+    plot(curves, loads, args.plot, args.lossless)
     print(f"plot: {args.plot}; {time.perf_counter() - started:.0f} s in all")
     return 0
 
@@ -168,7 +207,12 @@ def print_table(curves: dict[tuple[str, str, str], list[Accepted]]) -> None:
         )
 
 
-def plot(curves: dict[tuple[str, str, str], list[Accepted]], loads: list[float], path: str) -> None:
+def plot(
+    curves: dict[tuple[str, str, str], list[Accepted]],
+    loads: list[float],
+    path: str,
+    lossless: bool,
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -198,7 +242,8 @@ def plot(curves: dict[tuple[str, str, str], list[Accepted]], loads: list[float],
     fig.suptitle(
         "SC'15 saturation study on the packet simulator: "
         + ", ".join(t.label for t in TOPOLOGIES)
-        + "\nNDP, 100 Gb/s, 9,000 B packets, 100 KB queues, one-packet Poisson messages, "
+        + ("\nNDP on lossless (PFC) queues" if lossless else "\nNDP")
+        + ", 100 Gb/s, 9,000 B packets, 100 KB queues, one-packet Poisson messages, "
         f"{(DURATION_PS - WARMUP_PS) / 1e6:.0f} us measured after {WARMUP_PS / 1e6:.0f} us warm-up"
     )
     fig.tight_layout()

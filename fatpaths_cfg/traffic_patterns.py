@@ -136,8 +136,85 @@ def matching_switch_map(
 def slimfly_switch_map(site: PatternSite, rng: np.random.Generator) -> IntArray:
     """SC'15's Slim Fly worst case under minimal routing: switches talk in pairs two hops apart
     whose paths overlap, A -> C over A-B-C and B -> D over B-C-D, so link B->C carries the 2p
-    flows of A and B. Greedy over the directed links in random order; switches left over are
-    paired by the max-weight matching."""
+    flows of A and B.
+
+    Chained around a cycle v0, v1, ... through every host switch, each v_i sending to v_{i+2}
+    over its only minimal path v_i-v_{i+1}-v_{i+2}, every switch's flows share both their links
+    with another switch's: every link the pattern uses carries exactly 2p flows (a greedy
+    pairing leaves some switches without a partner). Where no such cycle turns up, the greedy
+    pairing."""
+    cycle = _overlapping_cycle(site, rng)
+    if cycle is None:
+        return _greedy_overlapping_pairs(site, rng)
+    mapping = np.full(site.n_switches, -1, dtype=np.int64)
+    mapping[cycle] = np.roll(cycle, -2)
+    return mapping
+
+
+def _overlapping_cycle(
+    site: PatternSite, rng: np.random.Generator, steps: int = 100_000
+) -> IntArray | None:
+    """A cycle through every host switch in which each switch's successor but one is two hops
+    away with the switch between them as the only common neighbour (so minimal routing takes
+    the cycle's links). Random extension of a path, and Posa rotations where it gets stuck."""
+    adj = site.dist == 1
+    common = adj.astype(np.int64) @ adj.astype(np.int64)
+    one_route = (site.dist == 2) & (common == 1)
+    hosts = site.hosts_per_switch() > 0
+    nodes = np.flatnonzero(hosts)
+    if len(nodes) < 5:
+        return None
+    neighbours = [np.flatnonzero(adj[v] & hosts).tolist() for v in range(site.n_switches)]
+    path = [int(rng.choice(nodes))]
+    on_path = np.zeros(site.n_switches, dtype=bool)
+    on_path[path[0]] = True
+    for _ in range(steps):
+        last = path[-1]
+        onward = [
+            w
+            for w in neighbours[last]
+            if not on_path[w] and (len(path) < 2 or one_route[path[-2], w])
+        ]
+        if onward:
+            w = onward[int(rng.integers(len(onward)))]
+            path.append(w)
+            on_path[w] = True
+            continue
+        if len(path) == len(nodes) and _closes(path, adj, one_route):
+            return np.array(path, dtype=np.int64)
+        path = _rotated(path, adj, one_route, rng)
+    return None
+
+
+def _closes(path: list[int], adj: npt.NDArray[np.bool_], one_route: npt.NDArray[np.bool_]) -> bool:
+    first, second, before_last, last = path[0], path[1], path[-2], path[-1]
+    return bool(adj[last, first] and one_route[before_last, first] and one_route[last, second])
+
+
+def _rotated(
+    path: list[int],
+    adj: npt.NDArray[np.bool_],
+    one_route: npt.NDArray[np.bool_],
+    rng: np.random.Generator,
+) -> list[int]:
+    """Posa rotation: the last switch's link to path[i] makes path[i+1] the new end (the
+    segment after i reversed), where the two new two-hop pairs keep a single route; with no
+    such link, the path turned round to grow from its other end."""
+    last, before_last = path[-1], path[-2]
+    pivots = [
+        i
+        for i in range(1, len(path) - 2)
+        if adj[last, path[i]] and one_route[path[i - 1], last] and one_route[path[i], before_last]
+    ]
+    if not pivots:
+        return path[::-1]
+    i = pivots[int(rng.integers(len(pivots)))]
+    return path[: i + 1] + path[i + 1 :][::-1]
+
+
+def _greedy_overlapping_pairs(site: PatternSite, rng: np.random.Generator) -> IntArray:
+    """Pairs A -> C over A-B-C and B -> D over B-C-D, greedy over the directed links in random
+    order; switches left over are paired by the max-weight matching."""
     dist = site.dist
     hosts = site.hosts_per_switch() > 0
     mapping = np.full(site.n_switches, -1, dtype=np.int64)

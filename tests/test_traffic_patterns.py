@@ -16,10 +16,13 @@ from fatpaths_cfg.analysis import traffic
 from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
-from fatpaths_cfg.sim import workloads
+from fatpaths_cfg.sim import network_from_topology, workloads
 from fatpaths_cfg.traffic_patterns import (
+    _greedy_overlapping_pairs,
     matching_switch_map,
+    pattern_peers,
     slimfly_switch_map,
+    switch_level_peers,
     torus_dims,
 )
 
@@ -68,26 +71,46 @@ def test_worst_case_saturates_minimal_routing_at_the_sc15_closed_form(
     assert _mat(compiled, "uniform") > closed_form
 
 
-def test_slimfly_worst_case_overlaps_routes_in_pairs(tmp_path: Path) -> None:
-    """The greedy pairing loads a link with two switches' traffic for nearly every switch;
-    a matching on path length alone does so only by chance."""
-    compiled = _compiled(tmp_path, "slimfly", {"q": 5})
+@pytest.mark.parametrize("q", [3, 5])
+def test_slimfly_worst_case_puts_every_switch_behind_a_link_of_2p_flows(
+    tmp_path: Path, q: int
+) -> None:
+    """SC'15's construction: every switch's hosts send over a link shared with another
+    switch's hosts (2p flows), and no link carries more; a matching on path length alone
+    shares links only by chance."""
+    compiled = _compiled(tmp_path, "slimfly", {"q": q})
     site = traffic.pattern_site(compiled.fabric)
     next_hop = compiled.next_hop[0]
+    p = int(site.hosts_per_switch().max())
 
-    def doubly_loaded(mapping: np.ndarray) -> int:
+    def flows_per_link(peers: list[np.ndarray]) -> dict[tuple[int, int], int]:
         load: dict[tuple[int, int], int] = {}
+        for host, targets in enumerate(peers):
+            for target in targets.tolist():
+                at, end = int(site.host_switch[host]), int(site.host_switch[target])
+                while at != end:
+                    hop = int(next_hop[at, end])
+                    load[(at, hop)] = load.get((at, hop), 0) + 1
+                    at = hop
+        return load
+
+    def switches_behind_2p(mapping: np.ndarray, load: dict[tuple[int, int], int]) -> int:
+        behind = 0
         for source, target in enumerate(mapping.tolist()):
             assert site.dist[source, target] == 2
             middle = int(next_hop[source, target])
-            for link in ((source, middle), (middle, target)):
-                load[link] = load.get(link, 0) + 1
-        return sum(count == 2 for count in load.values())
+            behind += load[(source, middle)] == 2 * p or load[(middle, target)] == 2 * p
+        return behind
 
-    greedy = doubly_loaded(slimfly_switch_map(site, np.random.default_rng(1)))
-    matching = doubly_loaded(matching_switch_map(site, np.random.default_rng(1)))
-    assert greedy == compiled.fabric.nr // 2  # 25 disjoint quadruples A->C, B->D over B-C
-    assert matching < greedy / 2
+    worst = pattern_peers(site, "worst-case", np.random.default_rng(1))
+    load = flows_per_link(worst)
+    assert max(load.values()) == 2 * p
+    mapping = slimfly_switch_map(site, np.random.default_rng(1))
+    assert sorted(mapping.tolist()) == list(range(compiled.fabric.nr))  # each receives once
+    assert switches_behind_2p(mapping, load) == compiled.fabric.nr
+    matching = matching_switch_map(site, np.random.default_rng(1))
+    matching_load = flows_per_link(switch_level_peers(site, matching))
+    assert switches_behind_2p(matching, matching_load) < compiled.fabric.nr / 2
 
 
 def test_simulator_and_analysis_accept_the_same_pattern_names() -> None:
@@ -172,3 +195,30 @@ def test_simulator_workload_uses_the_topology_worst_case(tmp_path: Path) -> None
     np.testing.assert_array_equal(flows.dst, (flows.src + 3) % network.n_hosts)
     for a, b in itertools.pairwise(sorted(flows.src.tolist())):
         assert b == a + 1
+
+
+def test_slimfly_worst_case_at_sc15_scale_leaves_no_switch_out() -> None:
+    """Slim Fly q=13 (338 switches, SC'15's size): the greedy pairing leaves switches whose
+    flows share no link; the chained cycle puts all 338 behind a link of 2p flows."""
+    site = workloads.pattern_site(network_from_topology("slimfly", {"q": 13, "p": 10}, 1))
+    adjacent = (site.dist == 1).astype(np.int64)
+
+    def switches_behind_2p(mapping: np.ndarray, one_route: bool) -> int:
+        load: dict[tuple[int, int], int] = {}
+        routes = []
+        for source, target in enumerate(mapping.tolist()):
+            middles = np.flatnonzero(adjacent[source] & adjacent[target])
+            assert site.dist[source, target] == 2
+            # The greedy's left-over pairs may have several minimal routes; the cycle's never.
+            assert len(middles) == 1 or not one_route
+            links = ((source, int(middles[0])), (int(middles[0]), target))
+            routes.append(links)
+            for link in links:
+                load[link] = load.get(link, 0) + 1
+        assert max(load.values()) <= 2
+        return sum(any(load[link] == 2 for link in links) for links in routes)
+
+    chained = switches_behind_2p(slimfly_switch_map(site, np.random.default_rng(1)), True)
+    greedy = switches_behind_2p(_greedy_overlapping_pairs(site, np.random.default_rng(1)), False)
+    assert chained == site.n_switches
+    assert greedy < site.n_switches

@@ -267,7 +267,11 @@ def network_from_topology(
             link_latency_ps=link_latency_ps,
             seed=seed,
         )
-    return replace(net, meta={**net.meta, "topology": kind})
+    # Topology-specific patterns (SC'15's worst cases) read the generator's kind and
+    # parameters, as they do from a compiled fabric's origin; a multi-plane network's switch
+    # numbering is no longer the generator's, so it goes without.
+    generator = {"kind": kind, **topo.params} if planes == 1 else None
+    return replace(net, meta={**net.meta, "topology": kind, "generator": generator})
 
 
 def network_from_planes(
