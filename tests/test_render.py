@@ -29,9 +29,12 @@ from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.platforms import PLATFORMS
-from fatpaths_cfg.render.base import FABRIC_MTU
-from fatpaths_cfg.render.environment import vlan_ranges
+from fatpaths_cfg.render.base import FABRIC_MTU, template
+from fatpaths_cfg.render.environment import environment, vlan_ranges
+from fatpaths_cfg.render.hosts import host_view, render_host
 from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.render.iproute2 import interfaces_body
+from fatpaths_cfg.render.switch_view import ViewBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
 SLIMFLY_Q5 = ROOT / "inventories" / "slimfly-q5.yaml"
@@ -365,3 +368,29 @@ def test_host_plans_announce_every_family_they_address(
     assert len(plans) == 12
     for script in plans:
         _assert_per_family_endpoints(script, versions, layers=3)
+
+
+@pytest.mark.parametrize("case", ["hand6", "hand6-dual", "hand6-v6"])
+@pytest.mark.parametrize("pacing_mbit", [None, 2500])
+def test_single_plane_prefix_plans_match_the_template(case: str, pacing_mbit: int | None) -> None:
+    """The string-built prefix plan is the template's branch byte for byte, with and without
+    pacing and MPTCP endpoints (the goldens have no pacing)."""
+    compiled = api.compile_fabric(GOLDEN_CASES[case][0])
+    template = environment().get_template("hosts/host.sh.j2")
+    for host in compiled.fabric.hosts:
+        view = replace(
+            host_view(compiled.fabric, compiled.address_plan, host), pacing_mbit=pacing_mbit
+        )
+        for shown in (view, replace(view, mptcp_endpoints=[], mptcp_limit=0)):
+            assert render_host(shown) == template.render(host=shown)
+
+
+@pytest.mark.parametrize("case", ["hand6", "hand6-dual", "hand6-v6"])
+def test_kernel_switch_scripts_match_the_template(case: str) -> None:
+    """frr's string-built `interfaces.sh` body is linux's `interfaces_body.sh.j2` byte for byte."""
+    compiled = api.compile_fabric(GOLDEN_CASES[case][0])
+    builder = ViewBuilder(compiled, compiled.address_plan)
+    body = template(PLATFORMS["linux"], "interfaces_body.sh.j2")
+    for s in range(compiled.fabric.nr):
+        view = builder.view(s, "frr")
+        assert interfaces_body(view) == body.render(view=view)

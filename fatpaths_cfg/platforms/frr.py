@@ -23,7 +23,7 @@ PLATFORM = Platform(
         SwitchFile(
             "{switch}/interfaces.sh",
             f"{READERS}:read_iproute2_addresses",
-            template="interfaces.sh.j2",
+            builder="fatpaths_cfg.render.iproute2:frr_interfaces_sh",
         ),
     ),
     encodings=("prefix",),

@@ -15,7 +15,7 @@ between switches of one plane only (a layer holds links of every plane, none bet
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -746,13 +746,17 @@ class _Checker:
             for link in self.fabric.links
             for switch, port in ((link.a, link.a_port), (link.b, link.b_port))
         }
-        entries = [(e, False) for e in self.parsed.switch_addresses]
-        entries += [(e, True) for e in self.parsed.host_addresses]
+        on_switches = len(self.parsed.switch_addresses)
+        entries = self.parsed.switch_addresses + self.parsed.host_addresses
+        addresses = [canonical_address(e.address) for e in entries]
+        # Only an address configured more than once can clash: the rest (nearly all of a
+        # sound fabric's) need no place built.
+        counts = Counter(addresses)
         groups: dict[str, dict[tuple[str, str], _PlacedAddress]] = defaultdict(dict)
-        for entry, on_host in entries:
-            address = canonical_address(entry.address)
-            if address is None:
+        for i, (entry, address) in enumerate(zip(entries, addresses, strict=True)):
+            if address is None or counts[address] < 2:
                 continue
+            on_host = i >= on_switches
             key = (entry.owner, canonical_interface(entry.address))
             gateway = key in gateways
             interface = (entry.owner, "gateway" if gateway else entry.port)
