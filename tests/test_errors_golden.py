@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_errors import printed_errors
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
@@ -21,11 +22,7 @@ def test_bad_inventory_reports_golden_errors(
     out = tmp_path / "out"
     result = CliRunner().invoke(build_app(), ["compile", case.name, "-o", str(out)])
     expected = case.with_suffix(".expected").read_text(encoding="utf-8")
-    printed = "".join(
-        f"{line.removeprefix('error: ')}\n"
-        for line in result.stderr.splitlines()
-        if line.startswith("error: ")
-    )
+    printed = printed_errors(result)
     assert result.exit_code == 2, result.output
     assert printed == expected
     assert "Traceback" not in result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sim_fixtures import slimfly_q7_layered
 
 from fatpaths_cfg.sim import (
     SimConfig,
@@ -14,7 +15,6 @@ from fatpaths_cfg.sim import (
     network_from_edges,
     simulate,
 )
-from fatpaths_cfg.sim.network import sampled_layers
 
 US = 1_000_000  # picoseconds
 
@@ -131,19 +131,7 @@ def test_same_seed_gives_identical_results() -> None:
 
 @pytest.fixture(scope="module")
 def slimfly_layers() -> SimNetwork:
-    from fatpaths_cfg.topologies import generate
-
-    # Slim Fly q=7 (98 switches, 588 hosts) with 1 full + 8 sparse layers, as in FatPaths.
-    topo = generate("slimfly", {"q": 7}, 1)
-    base = network_from_edges("sf7", topo.num_switches, topo.edges, topo.hosts_per_switch)
-    return network_from_edges(
-        "sf7",
-        topo.num_switches,
-        topo.edges,
-        topo.hosts_per_switch,
-        link_gbps=10.0,
-        extra_layers=sampled_layers(base, 8, 0.5, 4),
-    )
+    return slimfly_q7_layered()
 
 
 def test_fatpaths_beats_minimal_on_adversarial_slimfly(slimfly_layers: SimNetwork) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sim_fixtures import slimfly_q7_layered
 from test_sim_io import cli, write_compiled
 from typer.testing import CliRunner
 
 from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, network_from_edges, simulate
-from fatpaths_cfg.sim.network import sampled_layers
 from fatpaths_cfg.sim.profiles import resolve_profile
 from fatpaths_cfg.sim.results import SimResult
 from fatpaths_cfg.sim.run import LOAD_BALANCING
@@ -24,18 +24,7 @@ US = 1_000_000
 
 @pytest.fixture(scope="module")
 def slimfly() -> SimNetwork:
-    from fatpaths_cfg.topologies import generate
-
-    topo = generate("slimfly", {"q": 7}, 1)
-    base = network_from_edges("sf7", topo.num_switches, topo.edges, topo.hosts_per_switch)
-    return network_from_edges(
-        "sf7",
-        topo.num_switches,
-        topo.edges,
-        topo.hosts_per_switch,
-        link_gbps=10.0,
-        extra_layers=sampled_layers(base, 8, 0.5, 4),
-    )
+    return slimfly_q7_layered()
 
 
 def multi_layer_share(layers_used: np.ndarray) -> float:

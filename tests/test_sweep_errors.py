@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_errors import printed_errors
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
@@ -23,11 +24,7 @@ def test_bad_sweep_reports_golden_errors(
     out = tmp_path / "results"
     result = CliRunner().invoke(build_app(), ["sweep", case.name, "-o", str(out)])
     expected = case.with_suffix(".expected").read_text(encoding="utf-8")
-    printed = "".join(
-        f"{line.removeprefix('error: ')}\n"
-        for line in result.stderr.splitlines()
-        if line.startswith("error: ")
-    )
+    printed = printed_errors(result)
     assert result.exit_code == 2, result.output
     assert printed == expected
     assert not out.exists()
