@@ -32,6 +32,9 @@ pytestmark = pytest.mark.lab
 
 # One MPTCP connection (IPPROTO_MPTCP = 262): the server reads until the client closes; the
 # client sends for the given seconds. A v6 socket is dual-stack, as applications' usually are.
+# How long the client keeps its connection open: the bound on waiting for its subflows.
+SENDING_SECONDS = 30
+
 PEER = """
 import socket, sys, time
 role, version, address, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -101,12 +104,16 @@ def _connection_subflows(plan: LabPlan, version: int, port: int) -> set[str]:
         assert receiver.stdout is not None
         receiver.stdout.readline()
         sender = subprocess.Popen(
-            in_netns(client.netns, [*python, "client", str(version), first, str(port), "8"])
+            in_netns(
+                client.netns,
+                [*python, "client", str(version), first, str(port), str(SENDING_SECONDS)],
+            )
         )
         peers: set[str] = set()
         # Generous: on a loaded machine an announcement can take seconds to become a subflow;
-        # the loop ends as soon as every layer's subflow is there.
-        deadline = time.monotonic() + 7.5
+        # the loop ends as soon as every layer's subflow is there, and always before the
+        # sender stops (its subflows close with it).
+        deadline = time.monotonic() + SENDING_SECONDS - 0.5
         while time.monotonic() < deadline and len(peers) < len(plan.layer_ids):
             peers |= _subflow_peers(client, port)
             time.sleep(0.1)
