@@ -17,7 +17,7 @@ from lab_fixtures import compiled_lab_output
 
 from fatpaths_cfg.lab.clab_engine import CONTAINER_PREFIX
 from fatpaths_cfg.lab.images import build_images
-from fatpaths_cfg.lab.lifecycle import down, fail, repair, up
+from fatpaths_cfg.lab.lifecycle import down, fail, fail_plane, repair, up
 from fatpaths_cfg.lab.mptcp import run_demo
 from fatpaths_cfg.lab.netns import existing_netns
 from fatpaths_cfg.lab.plan import LabPlan, build_plan
@@ -27,6 +27,7 @@ from fatpaths_cfg.lab.state import load_state
 REPO = Path(__file__).resolve().parent.parent
 HAND6 = REPO / "inventories" / "hand-6.yaml"
 SLIMFLY_Q5 = REPO / "inventories" / "slimfly-q5.yaml"
+HAND_2PLANES = REPO / "inventories" / "hand-2planes.yaml"
 
 pytestmark = [pytest.mark.clab, pytest.mark.slow]
 
@@ -117,3 +118,44 @@ def test_hand6_on_containerlab(tmp_path: Path, clean_host: tuple[set[str], set[s
 def test_slimfly_q5_on_containerlab(tmp_path: Path, clean_host: tuple[set[str], set[str]]) -> None:
     out = compiled_lab_output(SLIMFLY_Q5, tmp_path / "sfq5")
     run_scenario(out, clean_host, mptcp=False)
+
+
+def test_two_planes_on_containerlab(tmp_path: Path, clean_host: tuple[set[str], set[str]]) -> None:
+    """Every host container is cabled into both planes (`eth0`, `eth1`): every (pair, plane,
+    layer) answers, a failed plane breaks exactly its own probes, and an MPTCP connection moves
+    its transfer onto the other plane."""
+    out = compiled_lab_output(HAND_2PLANES, tmp_path / "hand2")
+    plan = build_plan(out)
+    assert plan.planes == 2
+    topo = f"fatpaths-{plan.name}"
+    try:
+        assert up(out, engine="clab").engine == "clab"
+        assert len(lab_containers(topo)) == len(plan.switches) + len(plan.hosts)
+        report = run_lab_test(plan, [])
+        assert report.ok, [str(r.probe) for r in report.failures[:5]]
+        assert {(r.probe.plane, r.probe.layer) for r in report.pings} == {
+            (0, 1),
+            (0, 2),
+            (1, 1),
+            (1, 2),
+        }
+
+        failed = [ends.index for ends in fail_plane(out, 1)]
+        assert sorted(failed) == plan.plane_links(1)
+        broken = run_lab_test(plan, failed)
+        expected_failures_only(broken)
+        assert {r.probe.plane for r in broken.pings if not r.ok} == {1}
+        assert sorted(r.index for r in repair(out, None)) == sorted(failed)
+
+        demo = run_demo(out, 4.0, plane=1)
+        assert demo.planes_used == [0, 1]
+        assert demo.plane_growth(failed=True) == 0
+        assert demo.plane_growth(failed=False) > 0
+        assert demo.ok
+    finally:
+        down(out)
+    assert not lab_containers(topo)
+    assert not lab_namespaces(plan)
+    veths, networks = clean_host
+    assert host_veths() <= veths
+    assert docker_networks() == networks

@@ -133,4 +133,20 @@ def test_a_connection_opens_one_subflow_per_layer_in_its_own_family(
     layers = family_addresses(dual_up)[version][server.name]
     peers = _connection_subflows(dual_up, version, PORT + version)
     assert {ipaddress.ip_address(p).version for p in peers} == {version}, peers
-    assert peers == set(layers.values())
+    assert peers == set(layers.values()), _path_manager_state(dual_up)
+
+
+def _path_manager_state(plan: LabPlan) -> str:
+    """What both ends' path managers hold and counted, to tell a lost announcement from a
+    refused join when a subflow is missing."""
+    shown = []
+    for host in (plan.hosts[0], plan.hosts[2]):
+        for argv in (
+            ["ip", "mptcp", "limits", "show"],
+            ["ip", "mptcp", "endpoint", "show"],
+            ["sysctl", "net.mptcp.add_addr_timeout"],
+            ["nstat", "-asz", "MPTcp*"],
+        ):
+            out = run(in_netns(host.netns, argv), check=False)
+            shown.append(f"{host.name}$ {' '.join(argv)}\n{out}")
+    return "\n".join(shown)

@@ -334,6 +334,11 @@ def _single_plane_prefix_plan(host: HostView) -> str:
         lines += [
             f"ip mptcp limits set subflow {limit} add_addr_accepted {limit}",
             "ip mptcp endpoint flush",
+            "# The kernel announces one address at a time and waits for its echo; a lost echo"
+            " would",
+            "# hold the other layers back for its default 120 s, so announcements are retried"
+            " after 1 s.",
+            "sysctl -qw net.mptcp.add_addr_timeout=1",
         ]
         lines += [
             f"ip mptcp endpoint add {e.address} dev {e.device} signal" for e in host.mptcp_endpoints

@@ -18,6 +18,9 @@ ip -6 route replace fd00:fa7::/48 via fd00:fa7:0:1::1 dev eth0
 # subflows with v6 addresses before any v4 one is announced, and a v4 connection skips the v6 ones.
 ip mptcp limits set subflow 2 add_addr_accepted 2
 ip mptcp endpoint flush
+# The kernel announces one address at a time and waits for its echo; a lost echo would
+# hold the other layers back for its default 120 s, so announcements are retried after 1 s.
+sysctl -qw net.mptcp.add_addr_timeout=1
 ip mptcp endpoint add fd00:fa7:0:9::3 dev eth0 signal
 ip mptcp endpoint add fd00:fa7:0:11::3 dev eth0 signal
 ip mptcp endpoint add 10.0.0.75 dev eth0 signal

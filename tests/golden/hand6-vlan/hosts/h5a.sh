@@ -52,5 +52,8 @@ ip neigh replace 10.0.0.170 lladdr 02:fa:00:00:00:0a dev eth0.102 nud permanent
 ip neigh replace 10.0.0.171 lladdr 02:fa:00:00:00:0b dev eth0.102 nud permanent
 ip mptcp limits set subflow 2 add_addr_accepted 2
 ip mptcp endpoint flush
+# The kernel announces one address at a time and waits for its echo; a lost echo would
+# hold the other layers back for its default 120 s, so announcements are retried after 1 s.
+sysctl -qw net.mptcp.add_addr_timeout=1
 ip mptcp endpoint add 10.0.0.98 dev eth0.101 signal
 ip mptcp endpoint add 10.0.0.162 dev eth0.102 signal

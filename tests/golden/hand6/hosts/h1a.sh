@@ -12,5 +12,8 @@ ip route replace 10.0.0.0/8 via 10.0.0.1 dev eth0 src 10.0.0.2
 # addresses (`signal`) and a peer opens one subflow to each: one connection, one subflow per layer.
 ip mptcp limits set subflow 2 add_addr_accepted 2
 ip mptcp endpoint flush
+# The kernel announces one address at a time and waits for its echo; a lost echo would
+# hold the other layers back for its default 120 s, so announcements are retried after 1 s.
+sysctl -qw net.mptcp.add_addr_timeout=1
 ip mptcp endpoint add 10.0.0.66 dev eth0 signal
 ip mptcp endpoint add 10.0.0.130 dev eth0 signal
