@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [parse_bytes(s) for s in args.sizes.split(",")]
     subflows = tuple(int(k) for k in args.subflows_per_plane.split(","))
-    background_bytes = parse_bytes(args.background)
+    background_bytes = 0 if args.background.strip() == "0" else parse_bytes(args.background)
 
     wall, cpu = time.perf_counter(), time.process_time()
     nets = fabrics(args.seed)
