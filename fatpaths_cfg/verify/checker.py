@@ -738,6 +738,14 @@ class _Checker:
     def placed_addresses(self) -> dict[str, list[_PlacedAddress]]:
         """Every configured address by canonical address (no prefix length), one entry per
         interface, planned ones first, each group in reading order."""
+        on_switches = len(self.parsed.switch_addresses)
+        entries = self.parsed.switch_addresses + self.parsed.host_addresses
+        addresses = [canonical_address(e.address) for e in entries]
+        # Only an address configured more than once can clash: the rest (nearly all of a
+        # sound fabric's) need no place built, and a fabric without any needs no plan indexed.
+        counts = Counter(addresses)
+        if len(counts) == len(addresses):
+            return {}
         planned = {(want.owner, want.address) for want in self.index.expected}
         # Kernel platforms put a switch's layer gateway on every host port: one interface.
         gateways = {(w.owner, w.address) for w in self.index.expected if w.role == "gateway"}
@@ -746,12 +754,6 @@ class _Checker:
             for link in self.fabric.links
             for switch, port in ((link.a, link.a_port), (link.b, link.b_port))
         }
-        on_switches = len(self.parsed.switch_addresses)
-        entries = self.parsed.switch_addresses + self.parsed.host_addresses
-        addresses = [canonical_address(e.address) for e in entries]
-        # Only an address configured more than once can clash: the rest (nearly all of a
-        # sound fabric's) need no place built.
-        counts = Counter(addresses)
         groups: dict[str, dict[tuple[str, str], _PlacedAddress]] = defaultdict(dict)
         for i, (entry, address) in enumerate(zip(entries, addresses, strict=True)):
             if address is None or counts[address] < 2:
@@ -815,12 +817,16 @@ class _Checker:
     def check_addresses(self) -> None:
         parsed = self.parsed
         clashed = self.check_address_clashes()
-        configured: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
-        by_owner: dict[tuple[str, str], bool] = {}
+        configured: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
         for entry in parsed.switch_addresses + parsed.host_addresses:
-            canonical = canonical_interface(entry.address)
-            configured[(entry.owner, canonical)].append((entry.port, entry.file, entry.line))
-            by_owner[(entry.owner, canonical)] = True
+            place = (entry.port, entry.file, entry.line)
+            key = (entry.owner, canonical_interface(entry.address))
+            # Nearly every key is configured once: a fresh list beats defaultdict's lookup twice.
+            known = configured.get(key)
+            if known is None:
+                configured[key] = [place]
+            else:
+                known.append(place)
         expected_keys: set[tuple[str, str]] = set()
         host_routes = {
             (entry.owner, entry.port, canonical_address(entry.address))
@@ -857,9 +863,9 @@ class _Checker:
             if want.role == "gateway" and want.owner not in switches_with_hosts:
                 continue  # no host port to carry it: switches without hosts need no gateway
             found = configured.get(key)
-            ports = {port for port, _, _ in found or []}
-            if found and (want.port is None or want.port in ports):
+            if found and (want.port is None or any(port == want.port for port, _, _ in found)):
                 continue
+            ports = {port for port, _, _ in found or []}
             what = {
                 "link": f"link {want.link} address {want.address} on port {want.port}",
                 "gateway": f"layer {want.layer} gateway {want.address}",

@@ -5,6 +5,7 @@ more than the whole check)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -95,9 +96,11 @@ def _intern(ids: dict[str, int], name: str) -> int:
     return ids.setdefault(name, len(ids))
 
 
-@dataclass(frozen=True)
-class AddressLine:
-    """An address configured on a switch port (fabric port name, or "lo") or on a host."""
+class AddressLine(NamedTuple):
+    """An address configured on a switch port (fabric port name, or "lo") or on a host.
+
+    A named tuple, not a frozen dataclass: a fabric has 10^5 of them, and a frozen dataclass
+    costs a setattr call per field to build."""
 
     owner: str  # switch or host name
     port: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from fatpaths_cfg.errors import UserErrors
 
@@ -40,8 +40,9 @@ def canonical_address(text: str) -> str | None:
         return None
 
 
-@dataclass(frozen=True)
-class ExpectedAddress:
+class ExpectedAddress(NamedTuple):
+    """One address the plan gives (a named tuple: a fabric's plan has 10^5 of them)."""
+
     owner: str  # switch or host name
     port: str | None  # None: any port of the owner (gateways: the renderer picks host ports)
     address: str  # canonical, with prefix length
