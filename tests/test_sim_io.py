@@ -239,7 +239,7 @@ def test_simulate_command_writes_results(tmp_path: Path) -> None:
         [
             "simulate", str(out), "--workload", "permutation", "--size", "200KB",
             "--transport", "ndp", "--compare", "ecmp,fatpaths", "--seed", "3",
-            "--save-matrix", str(tmp_path / "flows.cm"),
+            "--save-matrix", str(tmp_path / "flows.cm"), "--plot",
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -256,6 +256,7 @@ def test_simulate_command_writes_results(tmp_path: Path) -> None:
         assert all(float(r["fct_us"]) > 0 for r in rows)
         assert rows[0]["src"].startswith("sq-")
     assert (run / "fct_cdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "permutation" in png_title(run / "fct_cdf.png")
     # One flow size: a plot of FCT against size would be one column of dots.
     assert not (run / "fct_vs_size.png").exists()
     # The saved matrix runs again through --workload FILE, giving the same flows.
@@ -267,6 +268,8 @@ def test_simulate_command_writes_results(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     first = (run / "ecmp" / "flows.csv").read_text()
     assert (tmp_path / "again" / "flows.csv").read_text() == first
+    # Plots only on --plot: matplotlib's import would outweigh a small run's simulation.
+    assert not (tmp_path / "again" / "fct_cdf.png").exists()
 
 
 def test_simulate_command_rejects_bad_options(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from .network import (
     network_from_fabric_json,
     network_from_topology,
 )
-from .plots import layers_used, plot_fct_cdf, plot_fct_vs_size, run_title
+from .plots import layers_used, run_title
 from .profiles import PROFILES, resolve_profile
 from .results import SimResult
 from .run import (
@@ -261,8 +261,14 @@ def simulate_command(
     pfc_xon: int | None = typer.Option(
         None, "--pfc-xon", help="PFC resume threshold, in packets (default: half of xoff)."
     ),
+    plot: bool = typer.Option(
+        False,
+        "--plot",
+        help="Also write fct_cdf.png and fct_vs_size.png (matplotlib adds about 1 CPU-s).",
+    ),
 ) -> None:
-    """Simulate flows on the compiled fabric; write flows.csv, summary.json and plots.
+    """Simulate flows on the compiled fabric; write flows.csv, summary.json and, with --plot,
+    plots.
 
     Each run writes into a directory of its own: -o DIR, or one under OUT/sim named by it."""
     schemes = _schemes(compare, lb)
@@ -431,8 +437,13 @@ def simulate_command(
         folder.mkdir(parents=True, exist_ok=True)
         result.write_flows_csv(folder / "flows.csv", network.host_names)
         result.write_summary_json(folder / "summary.json")
-    plot_fct_cdf(results, target / "fct_cdf.png")
-    by_size = plot_fct_vs_size(results, target / "fct_vs_size.png")
+    by_size = True
+    if plot:
+        # Imported here: matplotlib's import costs several times a small run's simulation.
+        from .plots import plot_fct_cdf, plot_fct_vs_size
+
+        plot_fct_cdf(results, target / "fct_cdf.png")
+        by_size = plot_fct_vs_size(results, target / "fct_vs_size.png")
     _print_table(results)
     for scheme, result in results.items():
         if result.deadlock is not None:

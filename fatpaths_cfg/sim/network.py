@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .stats import median
+
 FABRIC_SCHEMA = "fatpaths.fabric/1"
 UNREACHABLE = 255
 
@@ -379,7 +381,7 @@ def network_from_fabric_json(
             f"{routing_path}: dist {dist.shape} / next_hop {next_hop.shape}, expected {expected}"
         )
     # Hosts attach at the speed of their switch's fabric links unless the fabric says otherwise.
-    default_host = float(np.median(link_gbps)) if len(link_gbps) else 100.0
+    default_host = median(link_gbps) if len(link_gbps) else 100.0
     host_gbps = np.array(
         [float(h.get("speed_gbps", default_host)) for h in hosts], dtype=np.float64
     )

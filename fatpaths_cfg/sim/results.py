@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from .stats import median, percentile
 from .workloads import Workload
 
 # Flow-size buckets for per-size FCT statistics: [lower, upper) in bytes.
@@ -36,8 +37,8 @@ def _stats_us(values_ps: FloatArray) -> dict[str, float | int | None]:
     return {
         "count": len(us),
         "mean_us": float(np.mean(us)),
-        "median_us": float(np.median(us)),
-        "p99_us": float(np.percentile(us, 99)),
+        "median_us": median(us),
+        "p99_us": percentile(us, 99),
         "max_us": float(np.max(us)),
     }
 
@@ -153,8 +154,8 @@ class SimResult:
             "sender_fct": _stats_us(self.sender_fct_ps()[measured]),
             "throughput_gbps": {
                 "mean": float(np.mean(tput)) if len(tput) else None,
-                "median": float(np.median(tput)) if len(tput) else None,
-                "p1": float(np.percentile(tput, 1)) if len(tput) else None,
+                "median": median(tput) if len(tput) else None,
+                "p1": percentile(tput, 1) if len(tput) else None,
             },
             **self._rounds_summary(),
             "simulated_us": int(c.get("now_ps", 0)) / 1e6,
