@@ -64,7 +64,10 @@ class Checkout:
 
 def run_timed(checkout: Checkout, args: list[str]) -> Sample:
     """Run `python -m fatpaths_cfg.cli ARGS` from `checkout`, measured as a child process."""
+    # An installed package has its bytecode cached; a shell with PYTHONDONTWRITEBYTECODE would
+    # recompile every module in every run and time the compiler instead.
     env = {**os.environ, "PYTHONPATH": str(checkout.root)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.perf_counter()
     process = subprocess.Popen(
         [checkout.python, "-m", "fatpaths_cfg.cli", *args],
