@@ -17,8 +17,12 @@ from fatpaths_cfg.analysis.plane_failures import best_plane_hops, hops_under_fai
 from fatpaths_cfg.analysis.plane_report import PlaneStudy, study_planes
 from fatpaths_cfg.analysis.plane_throughput import (
     PathCatalogue,
+    _candidates,
+    ecmp_dag_throughput,
     host_pattern,
     mcf_edge_throughput,
+    mcf_throughput,
+    path_throughput,
     plane_throughput,
     plane_traffic,
 )
@@ -169,3 +173,35 @@ def test_analyze_planes_on_a_compiled_four_plane_fabric(tmp_path: Path) -> None:
     assert (out / "planes" / "planes.json").read_bytes() == first
     bad = CliRunner().invoke(app, ["analyze", str(out), "--planes", "--plane-schemes", "x"])
     assert bad.exit_code == 2
+
+
+def _small_fabrics() -> list[PlaneSet]:
+    ring = _ring()
+    return [
+        ring,
+        PlaneSet("ring2", 4, ring.edges * 2, (100.0,) * 2, (10.0,) * 2, np.arange(4)),
+        jellyfish_planes("jf-het", 16, 4, 2, 2, True, 3, 100.0),
+        jellyfish_planes("jf-hom", 16, 4, 2, 3, False, 3, 100.0),
+    ]
+
+
+@pytest.mark.parametrize("pattern", ["permutation", "all-to-all"])
+def test_ecmp_dag_lp_equals_ecmp_path_lp(pattern: str) -> None:
+    for planes in _small_fabrics():
+        catalogue = PathCatalogue(planes, 2)
+        traffic = plane_traffic(planes, host_pattern(planes, pattern, 2), True, 2)
+        paths = path_throughput(planes, traffic, _candidates(catalogue, traffic, "ecmp", 0), 1.0)
+        dag = ecmp_dag_throughput(planes, traffic, catalogue.distances(), 1.0)
+        assert dag == pytest.approx(paths[0], rel=1e-6), planes.name
+        solved = plane_throughput(catalogue, host_pattern(planes, pattern, 2), "ecmp")
+        assert solved.throughput_gbps == pytest.approx(paths[0], rel=1e-6)
+
+
+def test_all_to_all_mcf_equals_column_generation() -> None:
+    for planes in _small_fabrics():
+        pairs = host_pattern(planes, "all-to-all", 2)
+        catalogue = PathCatalogue(planes, 2)
+        unit = min(planes.uplink_gbps)
+        generated = mcf_throughput(catalogue, plane_traffic(planes, pairs), unit)[0]
+        fast = plane_throughput(catalogue, pairs, "mcf").throughput_gbps
+        assert fast == pytest.approx(generated, rel=2e-4), planes.name

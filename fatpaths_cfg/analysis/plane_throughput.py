@@ -18,7 +18,7 @@ rack rows are exact because the hosts of a rack are interchangeable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import highspy
 import numpy as np
@@ -136,6 +136,9 @@ class PathCatalogue:
 
     def hops(self, plane: int) -> np.ndarray:
         return self._dist[plane]
+
+    def distances(self) -> list[np.ndarray]:
+        return self._dist
 
     def prepare_ksp(self, pairs: list[tuple[int, int]], k: int) -> None:
         for plane in range(self.planes.planes):
@@ -408,6 +411,141 @@ def mcf_edge_throughput(planes: PlaneSet, traffic: PlaneTraffic, unit_gbps: floa
     return _solve(lp, n_cols, col_upper)[0] * unit_gbps
 
 
+def _shortest_path_counts(dist: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """[u, t] -> how many shortest u-t paths one plane has (capped far above ECMP's limit)."""
+    n = dist.shape[0]
+    tail = np.concatenate([edges[:, 0], edges[:, 1]])
+    head = np.concatenate([edges[:, 1], edges[:, 0]])
+    counts = np.eye(n)
+    finite = dist[np.isfinite(dist)]
+    for d in range(1, int(finite.max(initial=0)) + 1):
+        # A u-t shortest path of d hops is a DAG link u -> v and a shortest v-t path of d - 1.
+        on_dag = dist[tail] == dist[head] + 1  # [link, t]
+        step = np.where(on_dag & (dist[tail] == d), counts[head], 0.0)
+        np.add.at(counts, tail, step)
+    return np.minimum(counts, 1e9)
+
+
+def ecmp_dag_throughput(
+    planes: PlaneSet, traffic: PlaneTraffic, dist: list[np.ndarray], unit_gbps: float
+) -> float | None:
+    """ECMP's MAT as a flow on each plane's shortest-path DAG towards every destination rack:
+    any flow on the links of t's DAG decomposes into shortest paths to t, so this is the path
+    LP over all shortest paths, aggregated by destination (far fewer columns for all-to-all).
+    None when some pair has more shortest paths than ECMP_PATH_LIMIT (the path LP keeps only
+    that many, so the two would differ)."""
+    if np.any(traffic.plane < 0):
+        raise ValueError("ECMP commodities are pinned to a plane")
+    tables, capacity = _link_lookup(planes)
+    uplink = np.array(planes.uplink_gbps) / unit_gbps
+    per_rack = planes.hosts_per_rack()
+    # Host uplinks and (one-to-one) commodity-plane bounds only scale with T here, since each
+    # commodity's flow sits wholly in its pinned plane: they bound T directly.
+    t_bound = np.inf
+    for racks in (traffic.src, traffic.dst):
+        load = np.zeros((planes.racks, planes.planes))
+        np.add.at(load, (racks, traffic.plane), traffic.demand)
+        cap = per_rack[:, None] * uplink[None, :]
+        with np.errstate(divide="ignore"):
+            t_bound = min(t_bound, float(np.min(np.where(load > 0, cap / load, np.inf))))
+    if traffic.one_to_one:
+        t_bound = min(
+            t_bound, float(np.min(traffic.pairs * uplink[traffic.plane] / traffic.demand))
+        )
+    inter = traffic.src != traffic.dst
+    cols: list[np.ndarray] = []  # per block: link id of every flow column
+    conservation: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    supply: list[tuple[np.ndarray, np.ndarray]] = []  # (row, demand) of T per row
+    n_cols, n_rows = 0, 0
+    for plane, edges in enumerate(planes.edges):
+        mine = inter & (traffic.plane == plane)
+        if not np.any(mine):
+            continue
+        d = dist[plane]
+        count = _shortest_path_counts(d, edges)
+        if np.any(count[traffic.src[mine], traffic.dst[mine]] > ECMP_PATH_LIMIT):
+            return None
+        if np.any(~np.isfinite(d[traffic.src[mine], traffic.dst[mine]])):
+            raise ValueError("an ECMP commodity has no path in its plane")
+        u, v = np.nonzero(tables[plane] >= 0)
+        link = tables[plane][u, v]
+        dests = np.unique(traffic.dst[mine])
+        for t in dests.tolist():
+            on = d[u, t] == d[v, t] + 1
+            col = n_cols + np.arange(int(on.sum()), dtype=np.int64)
+            # Row n_rows + node: conservation of the flow towards t at that node.
+            conservation.append(
+                (
+                    np.concatenate([n_rows + u[on], n_rows + v[on]]),
+                    np.concatenate([col, col]),
+                    np.concatenate([np.ones(len(col)), -np.ones(len(col))]),
+                )
+            )
+            cols.append(link[on])
+            toward = mine & (traffic.dst == t)
+            need = np.zeros(planes.switches)
+            np.add.at(need, traffic.src[toward], traffic.demand[toward])
+            need[t] = -need.sum()
+            supply.append((n_rows + np.arange(planes.switches), need))
+            n_cols += len(col)
+            n_rows += planes.switches
+    if not cols:
+        return float(t_bound * unit_gbps) if np.isfinite(t_bound) else float("inf")
+    # Columns: one copy of T per destination block, chained equal (a single T column would
+    # make the interior-point factorisation dense), then the flows.
+    blocks = len(cols)
+    lp = _Rows()
+    rows = [r for r, _, _ in conservation]
+    lp.block(
+        np.concatenate(rows + [s_rows for s_rows, _ in supply]),
+        np.concatenate(
+            [blocks + c for _, c, _ in conservation]
+            + [np.full(len(s_rows), b) for b, (s_rows, _) in enumerate(supply)]
+        ),
+        np.concatenate([x for _, _, x in conservation] + [-need for _, need in supply]),
+        np.zeros(n_rows),
+        np.zeros(n_rows),
+    )
+    link_of_col = np.concatenate(cols)
+    lp.block(
+        link_of_col,
+        blocks + np.arange(n_cols, dtype=np.int64),
+        np.ones(n_cols),
+        np.full(len(capacity), -np.inf),
+        capacity / unit_gbps,
+    )
+    chain = np.arange(blocks - 1, dtype=np.int64)
+    lp.block(
+        np.concatenate([chain, chain]),
+        np.concatenate([chain, chain + 1]),
+        np.concatenate([np.ones(blocks - 1), -np.ones(blocks - 1)]),
+        np.zeros(blocks - 1),
+        np.zeros(blocks - 1),
+    )
+    col_upper = np.full(blocks + n_cols, np.inf)
+    col_upper[:blocks] = t_bound
+    return _solve(lp, blocks + n_cols, col_upper)[0] * unit_gbps
+
+
+def _identical_planes_mcf(planes: PlaneSet, traffic: PlaneTraffic, unit_gbps: float) -> float:
+    """Edge MCF; over N identical planes it is N times one plane's: averaging any solution
+    over the N plane relabellings gives a feasible one with every plane carrying 1/N, so one
+    plane at T / N is optimal (traffic not pinned to planes)."""
+    first = planes.edges[0]
+    same = all(
+        np.array_equal(edges, first)
+        and planes.link_gbps[p] == planes.link_gbps[0]
+        and planes.uplink_gbps[p] == planes.uplink_gbps[0]
+        for p, edges in enumerate(planes.edges)
+    )
+    if planes.planes == 1 or not same or np.any(traffic.plane >= 0):
+        return mcf_edge_throughput(planes, traffic, unit_gbps)
+    one = replace(
+        planes, edges=(first,), link_gbps=planes.link_gbps[:1], uplink_gbps=planes.uplink_gbps[:1]
+    )
+    return planes.planes * mcf_edge_throughput(one, traffic, unit_gbps)
+
+
 def mcf_throughput(
     catalogue: PathCatalogue, traffic: PlaneTraffic, unit_gbps: float, max_rounds: int = 200
 ) -> tuple[float, int, int]:
@@ -547,6 +685,15 @@ def plane_throughput(
     planes = catalogue.planes
     unit = unit_gbps or min(planes.uplink_gbps)
     traffic = plane_traffic(planes, pairs, pin_planes=scheme == "ecmp", seed=catalogue.seed)
+    if scheme == "mcf" and not traffic.one_to_one:
+        # Many commodities per source (all-to-all): the source-aggregated edge LP is several
+        # times faster than column generation and has the same optimum.
+        value = _identical_planes_mcf(planes, traffic, unit)
+        return PlaneThroughput(scheme, None, value, len(traffic.src), 0)
+    if scheme == "ecmp":
+        dag = ecmp_dag_throughput(planes, traffic, catalogue.distances(), unit)
+        if dag is not None:
+            return PlaneThroughput(scheme, None, dag, len(traffic.src), 0)
     if scheme == "mcf":
         value, n_paths, rounds = mcf_throughput(catalogue, traffic, unit)
         return PlaneThroughput(
