@@ -328,14 +328,7 @@ def path_throughput(
         group = path_commodity * n_planes + path_plane
         bound = (traffic.pairs[:, None] * uplink[None, :]).ravel()
         lp.block(group, col, np.ones(n_paths), np.full(len(bound), -np.inf), bound)
-    chain = np.arange(n_comm - 1, dtype=np.int64)
-    lp.block(
-        np.concatenate([chain, chain]),
-        np.concatenate([chain, chain + 1]),
-        np.concatenate([np.ones(n_comm - 1), -np.ones(n_comm - 1)]),
-        np.zeros(n_comm - 1),
-        np.zeros(n_comm - 1),
-    )
+    _equal_chain(lp, n_comm)
     value, duals = _solve(lp, n_cols, np.inf)
     return value * unit_gbps, n_paths, duals
 
@@ -514,14 +507,7 @@ def ecmp_dag_throughput(
         np.full(len(capacity), -np.inf),
         capacity / unit_gbps,
     )
-    chain = np.arange(blocks - 1, dtype=np.int64)
-    lp.block(
-        np.concatenate([chain, chain]),
-        np.concatenate([chain, chain + 1]),
-        np.concatenate([np.ones(blocks - 1), -np.ones(blocks - 1)]),
-        np.zeros(blocks - 1),
-        np.zeros(blocks - 1),
-    )
+    _equal_chain(lp, blocks)
     col_upper = np.full(blocks + n_cols, np.inf)
     col_upper[:blocks] = t_bound
     return _solve(lp, blocks + n_cols, col_upper)[0] * unit_gbps
@@ -628,6 +614,19 @@ def _walk_back(parent: np.ndarray, s: int, t: int) -> Path:
     while path[-1] != s:
         path.append(int(parent[s, path[-1]]))
     return tuple(reversed(path))
+
+
+def _equal_chain(lp: _Rows, n: int) -> None:
+    """Columns 0..n-1 all take one value (x_i - x_{i+1} = 0): one throughput for every
+    commodity or block."""
+    chain = np.arange(n - 1, dtype=np.int64)
+    lp.block(
+        np.concatenate([chain, chain]),
+        np.concatenate([chain, chain + 1]),
+        np.concatenate([np.ones(n - 1), -np.ones(n - 1)]),
+        np.zeros(n - 1),
+        np.zeros(n - 1),
+    )
 
 
 def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float, np.ndarray]:
