@@ -29,6 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
+from fatpaths_cfg.analysis.highs import new_solver
+
 Path = tuple[int, ...]
 Link = tuple[int, int]
 UNREACHABLE = np.iinfo(np.int32).max // 2
@@ -227,11 +229,8 @@ def _solve_binary(
     lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
     lp.a_matrix_.value_ = matrix.data.astype(float)
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n_cols
-    solver = highspy.Highs()
-    solver.setOptionValue("output_flag", False)
+    solver = new_solver()
     solver.setOptionValue("time_limit", ILP_TIME_LIMIT_S)
-    # One thread: the same sample must give the same answer on any machine.
-    solver.setOptionValue("threads", 1)
     solver.passModel(lp)
     solver.run()
     if solver.getModelStatus() != highspy.HighsModelStatus.kOptimal:

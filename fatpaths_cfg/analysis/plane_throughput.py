@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
+from fatpaths_cfg.analysis.highs import new_solver
 from fatpaths_cfg.analysis.planes import (
     Path,
     PlaneSet,
@@ -646,9 +647,7 @@ def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float
     model.a_matrix_.start_ = matrix.indptr.astype(np.int32)
     model.a_matrix_.index_ = matrix.indices.astype(np.int32)
     model.a_matrix_.value_ = matrix.data
-    solver = highspy.Highs()
-    solver.setOptionValue("output_flag", False)
-    solver.setOptionValue("threads", 1)
+    solver = new_solver()
     if n_cols > _IPM_COLUMNS:
         solver.setOptionValue("solver", "ipm")
         # Crossover to a vertex takes most of the time on these degenerate LPs and is not

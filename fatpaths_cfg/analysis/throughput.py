@@ -15,6 +15,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from fatpaths_cfg.analysis.highs import new_solver
 from fatpaths_cfg.fabric import Fabric
 
 SCHEMES = ("fatpaths", "minimal", "ecmp")
@@ -143,8 +144,7 @@ def max_achievable_throughput(
     lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
     lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
     lp.a_matrix_.value_ = matrix.data
-    solver = highspy.Highs()
-    solver.setOptionValue("output_flag", False)
+    solver = new_solver()
     solver.passModel(lp)
     solver.run()
     solution = solver.getSolution()
