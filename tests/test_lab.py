@@ -7,7 +7,6 @@ left, whatever happened in between.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,12 +16,11 @@ from pathlib import Path
 
 import pytest
 import typer
-from lab_fixtures import compiled_lab_output
+from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.lab.commands import add_commands
-from fatpaths_cfg.lab.frr import frr_available
 from fatpaths_cfg.lab.lifecycle import down
 from fatpaths_cfg.lab.netns import existing_netns
 from fatpaths_cfg.lab.plan import build_plan
@@ -38,10 +36,7 @@ pytestmark = pytest.mark.lab
 
 @pytest.fixture(autouse=True)
 def lab_prerequisites() -> None:
-    # A missing prerequisite fails the test instead of skipping it: `.ci/run` installs FRR and
-    # runs as root, so a skip here would only hide a broken CI machine.
-    assert os.geteuid() == 0, "the lab needs root (deselect with -m 'not lab')"
-    assert frr_available(), "FRR is not installed (apt-get install frr)"
+    require_lab()
 
 
 def cli() -> typer.Typer:
@@ -68,15 +63,8 @@ def lab_namespaces(out: Path) -> set[str]:
 @pytest.fixture
 def hand6(tmp_path: Path) -> Iterator[Path]:
     out = compiled_lab_output(HAND6, tmp_path / "hand6")
-    prefix = f"fp-{build_plan(out).lab}-"
-    try:
+    with torn_down_after(out):
         yield out
-    finally:
-        down(out)
-        left = [ns for ns in existing_netns() if ns.startswith(prefix)]
-        for ns in left:  # only after a failed `down`: keep the machine clean, then fail
-            subprocess.run(["ip", "netns", "del", ns], check=False)
-        assert not left, f"namespaces left behind: {left}"
 
 
 def test_up_test_fail_repair_down(hand6: Path) -> None:

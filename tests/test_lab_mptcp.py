@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_fixtures import compiled_lab_output
+from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from rich.console import Console
 
-from fatpaths_cfg.lab.frr import frr_available
-from fatpaths_cfg.lab.lifecycle import down, up
+from fatpaths_cfg.lab.lifecycle import up
 from fatpaths_cfg.lab.mptcp import print_demo, run_demo
-from fatpaths_cfg.lab.netns import existing_netns, run
+from fatpaths_cfg.lab.netns import run
 from fatpaths_cfg.lab.plan import build_plan
 from fatpaths_cfg.lab.state import load_state
 
@@ -25,23 +23,15 @@ pytestmark = pytest.mark.lab
 
 @pytest.fixture(autouse=True)
 def lab_prerequisites() -> None:
-    # A missing prerequisite fails the test instead of skipping it: `.ci/run` installs FRR and
-    # runs as root, so a skip here would only hide a broken CI machine.
-    assert os.geteuid() == 0, "the lab needs root (deselect with -m 'not lab')"
-    assert frr_available(), "FRR is not installed (apt-get install frr)"
-    assert Path("/proc/sys/net/mptcp/enabled").exists(), "this kernel has no MPTCP"
+    require_lab(mptcp=True)
 
 
 @pytest.fixture
 def hand6_up(tmp_path: Path) -> Iterator[Path]:
     out = compiled_lab_output(REPO / "inventories" / "hand-6.yaml", tmp_path / "hand6")
-    prefix = f"fp-{build_plan(out).lab}-"
-    try:
+    with torn_down_after(out):
         up(out)
         yield out
-    finally:
-        down(out)
-        assert not [ns for ns in existing_netns() if ns.startswith(prefix)]
 
 
 def mptcp_settings(out: Path) -> dict[str, tuple[str, str]]:

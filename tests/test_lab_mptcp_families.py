@@ -9,7 +9,6 @@ between two hosts, and the subflows the client's kernel opened.
 from __future__ import annotations
 
 import ipaddress
-import os
 import subprocess
 import sys
 import time
@@ -17,11 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_fixtures import compiled_lab_output
+from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 
-from fatpaths_cfg.lab.frr import frr_available
-from fatpaths_cfg.lab.lifecycle import down, up
-from fatpaths_cfg.lab.netns import existing_netns, in_netns, run
+from fatpaths_cfg.lab.lifecycle import up
+from fatpaths_cfg.lab.netns import in_netns, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan, build_plan
 from fatpaths_cfg.lab.probe import family_addresses
 
@@ -59,21 +57,15 @@ else:
 
 @pytest.fixture(autouse=True)
 def lab_prerequisites() -> None:
-    assert os.geteuid() == 0, "the lab needs root (deselect with -m 'not lab')"
-    assert frr_available(), "FRR is not installed (apt-get install frr)"
-    assert Path("/proc/sys/net/mptcp/enabled").exists(), "this kernel has no MPTCP"
+    require_lab(mptcp=True)
 
 
 @pytest.fixture
 def dual_up(tmp_path: Path) -> Iterator[LabPlan]:
     out = compiled_lab_output(HAND6_DUAL, tmp_path / "hand6-dual")
-    prefix = f"fp-{build_plan(out).lab}-"
-    try:
+    with torn_down_after(out):
         up(out)
         yield build_plan(out)
-    finally:
-        down(out)
-        assert not [ns for ns in existing_netns() if ns.startswith(prefix)]
 
 
 def _subflow_peers(client: HostNode, port: int) -> set[str]:

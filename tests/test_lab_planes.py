@@ -4,21 +4,17 @@ per plane; a whole plane failed and an MPTCP connection carrying on over the oth
 from __future__ import annotations
 
 import io
-import os
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_fixtures import compiled_lab_output
+from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from rich.console import Console
 from test_lab import invoke
 
-from fatpaths_cfg.lab.frr import frr_available
-from fatpaths_cfg.lab.lifecycle import down
 from fatpaths_cfg.lab.mptcp import print_demo, run_demo
-from fatpaths_cfg.lab.netns import existing_netns, run
+from fatpaths_cfg.lab.netns import run
 from fatpaths_cfg.lab.plan import build_plan
 from fatpaths_cfg.lab.probe import PathModel, plan_probes
 from fatpaths_cfg.lab.state import load_state
@@ -31,10 +27,7 @@ pytestmark = pytest.mark.lab
 
 @pytest.fixture(autouse=True)
 def lab_prerequisites() -> None:
-    # A missing prerequisite fails the test instead of skipping it (see test_lab.py).
-    assert os.geteuid() == 0, "the lab needs root (deselect with -m 'not lab')"
-    assert frr_available(), "FRR is not installed (apt-get install frr)"
-    assert Path("/proc/sys/net/mptcp/enabled").exists(), "this kernel has no MPTCP"
+    require_lab(mptcp=True)
 
 
 @pytest.fixture
@@ -46,17 +39,10 @@ def hand2(tmp_path: Path) -> Iterator[Path]:
     shaped = "  link_speed: 50G\n  host_flow_rate: 10G"
     inventory.write_text(text.replace("  link_speed: 50G", shaped))
     out = compiled_lab_output(inventory, tmp_path / "hand2")
-    prefix = f"fp-{build_plan(out).lab}-"
-    try:
+    with torn_down_after(out):
         code, output = invoke("lab", "up", str(out))
         assert code == 0, output
         yield out
-    finally:
-        down(out)
-        left = [ns for ns in existing_netns() if ns.startswith(prefix)]
-        for ns in left:  # only after a failed `down`: keep the machine clean, then fail
-            subprocess.run(["ip", "netns", "del", ns], check=False)
-        assert not left, f"namespaces left behind: {left}"
 
 
 def test_every_host_has_one_uplink_per_plane(hand2: Path) -> None:
