@@ -18,8 +18,8 @@ import numpy as np
 
 from fatpaths_cfg.lab.netns import in_netns, parallel, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
+from fatpaths_cfg.lab.trace import trace_switches
 
-_HOP = re.compile(r"^\s*(\d+)\s+(\S+)", re.MULTILINE)
 _SOURCE = re.compile(r"\bsrc (\S+)")
 
 
@@ -72,31 +72,7 @@ def _check(plan: LabPlan, choice: LowLatencyChoice, max_hops: int) -> LowLatency
     route = run(in_netns(netns, ["ip", family, "route", "get", choice.address]))
     found = _SOURCE.search(route)
     source_used = found.group(1) if found else ""
-    trace = run(
-        in_netns(
-            netns,
-            [
-                "traceroute",
-                family,
-                "-n",
-                "-q",
-                "1",
-                "-w",
-                "1",
-                "-m",
-                str(max_hops),
-                choice.address,
-            ],
-        ),
-        check=False,
-    )
-    switches: list[int | None] = []
-    reached = False
-    for _, address in _HOP.findall(trace):
-        if address == choice.address:
-            reached = True
-            break
-        switches.append(plan.switch_of_address.get(address))
+    switches, reached = trace_switches(plan, netns, choice.address, max_hops, family=family)
     fabric = plan.compiled.fabric
     in_plane = all(s is not None and fabric.switches[s].plane == choice.plane for s in switches)
     ok = (

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -29,8 +28,8 @@ from fatpaths_cfg.lab.low_latency import LowLatencyResult, check_low_latency
 from fatpaths_cfg.lab.names import HOST_UPLINK
 from fatpaths_cfg.lab.netns import in_netns, parallel, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
+from fatpaths_cfg.lab.trace import trace_switches
 
-_HOP = re.compile(r"^\s*(\d+)\s+(\S+)", re.MULTILINE)
 # fabric.json's address keys per IP version, in probing order.
 FAMILY_KEYS = {4: "v4", 6: "v6"}
 
@@ -267,31 +266,14 @@ def run_pings(probes: list[Probe], workers: int = 12) -> list[bool]:
 
 
 def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
-    out = run(
-        in_netns(
-            probe.src.netns,
-            [
-                "traceroute",
-                f"-{probe.family}",
-                "-n",
-                "-q",
-                "1",
-                "-w",
-                "1",
-                "-m",
-                str(max_hops),
-                "-s",
-                probe.src_address,
-                probe.dst_address,
-            ],
-        ),
-        check=False,
+    hops, _ = trace_switches(
+        plan,
+        probe.src.netns,
+        probe.dst_address,
+        max_hops,
+        family=f"-{probe.family}",
+        source=probe.src_address,
     )
-    hops: list[int | None] = []
-    for _, address in _HOP.findall(out):
-        if address == probe.dst_address:
-            break
-        hops.append(plan.switch_of_address.get(address))
     return hops
 
 
