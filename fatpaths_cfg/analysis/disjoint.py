@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from fatpaths_cfg.analysis.highs import new_solver
+from fatpaths_cfg.analysis.highs import column_lp, new_solver
 
 Path = tuple[int, ...]
 Link = tuple[int, int]
@@ -214,20 +214,16 @@ def _solve_binary(
     maximise: bool,
 ) -> int | None:
     n_rows, n_cols = matrix.shape
-    lp = highspy.HighsLp()
-    lp.num_col_ = n_cols
-    lp.num_row_ = n_rows
-    lp.col_cost_ = cost.astype(float)
-    lp.col_lower_ = np.zeros(n_cols)
-    lp.col_upper_ = np.ones(n_cols)
-    inf = highspy.kHighsInf
-    lp.row_lower_ = np.full(n_rows, -inf if row_lower is None else row_lower)
-    lp.row_upper_ = np.full(n_rows, inf if row_upper is None else row_upper)
-    lp.sense_ = highspy.ObjSense.kMaximize if maximise else highspy.ObjSense.kMinimize
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
-    lp.a_matrix_.value_ = matrix.data.astype(float)
+    lp = column_lp(
+        matrix,
+        cost,
+        (np.zeros(n_cols), np.ones(n_cols)),
+        (
+            np.full(n_rows, -np.inf if row_lower is None else row_lower),
+            np.full(n_rows, np.inf if row_upper is None else row_upper),
+        ),
+        maximise=maximise,
+    )
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n_cols
     solver = new_solver()
     solver.setOptionValue("time_limit", ILP_TIME_LIMIT_S)

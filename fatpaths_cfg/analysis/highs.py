@@ -9,6 +9,11 @@ sample give the same answer on any machine and leaves the other cores to sweep w
 from __future__ import annotations
 
 import highspy
+import numpy as np
+import scipy.sparse as sp
+
+# Per column or row, or one number for all.
+Bound = np.ndarray | float
 
 
 def new_solver() -> highspy.Highs:
@@ -16,3 +21,31 @@ def new_solver() -> highspy.Highs:
     solver.setOptionValue("output_flag", False)
     solver.setOptionValue("threads", 1)
     return solver
+
+
+def column_lp(
+    matrix: sp.csc_matrix,
+    cost: np.ndarray,
+    col_bounds: tuple[Bound, Bound],
+    row_bounds: tuple[Bound, Bound],
+    maximise: bool = True,
+) -> highspy.HighsLp:
+    """An LP over a column-wise constraint matrix; a bound may be one number for all."""
+    n_rows, n_cols = matrix.shape
+    lp = highspy.HighsLp()
+    lp.num_col_ = n_cols
+    lp.num_row_ = n_rows
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_, lp.col_upper_ = (_highs_bound(b, n_cols) for b in col_bounds)
+    lp.row_lower_, lp.row_upper_ = (_highs_bound(b, n_rows) for b in row_bounds)
+    lp.sense_ = highspy.ObjSense.kMaximize if maximise else highspy.ObjSense.kMinimize
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
+    lp.a_matrix_.value_ = matrix.data.astype(float)
+    return lp
+
+
+def _highs_bound(bound: Bound, size: int) -> np.ndarray:
+    # highspy's kHighsInf is IEEE infinity: numpy's infinite bounds pass as they are.
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(bound, dtype=float), (size,)))

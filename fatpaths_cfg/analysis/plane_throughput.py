@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
-from fatpaths_cfg.analysis.highs import new_solver
+from fatpaths_cfg.analysis.highs import column_lp, new_solver
 from fatpaths_cfg.analysis.planes import (
     Path,
     PlaneSet,
@@ -632,21 +632,12 @@ def _equal_chain(lp: _Rows, n: int) -> None:
 
 def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float, np.ndarray]:
     matrix = lp.matrix(n_cols)
-    model = highspy.HighsLp()
-    model.num_col_ = n_cols
-    model.num_row_ = lp.count
-    model.col_cost_ = np.concatenate([[1.0], np.zeros(n_cols - 1)])
-    model.col_lower_ = np.zeros(n_cols)
-    upper = np.broadcast_to(np.asarray(col_upper, dtype=float), (n_cols,))
-    model.col_upper_ = np.where(np.isfinite(upper), upper, highspy.kHighsInf)
-    lower, row_upper = np.concatenate(lp.lower), np.concatenate(lp.upper)
-    model.row_lower_ = np.where(np.isfinite(lower), lower, -highspy.kHighsInf)
-    model.row_upper_ = np.where(np.isfinite(row_upper), row_upper, highspy.kHighsInf)
-    model.sense_ = highspy.ObjSense.kMaximize
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = matrix.indptr.astype(np.int32)
-    model.a_matrix_.index_ = matrix.indices.astype(np.int32)
-    model.a_matrix_.value_ = matrix.data
+    model = column_lp(
+        matrix,
+        np.concatenate([[1.0], np.zeros(n_cols - 1)]),
+        (np.zeros(n_cols), col_upper),
+        (np.concatenate(lp.lower), np.concatenate(lp.upper)),
+    )
     solver = new_solver()
     if n_cols > _IPM_COLUMNS:
         solver.setOptionValue("solver", "ipm")

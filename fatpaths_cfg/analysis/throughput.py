@@ -11,11 +11,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from fatpaths_cfg.analysis.highs import new_solver
+from fatpaths_cfg.analysis.highs import column_lp, new_solver
 from fatpaths_cfg.fabric import Fabric
 
 SCHEMES = ("fatpaths", "minimal", "ecmp")
@@ -129,21 +128,15 @@ def max_achievable_throughput(
     vals_arr = np.concatenate([values, -np.array([demand[c] for c in commodities])])
     matrix = sp.csc_matrix((vals_arr, (rows_arr, cols_arr)), shape=(n_rows, n_cols))
 
-    lp = highspy.HighsLp()
-    lp.num_col_ = n_cols
-    lp.num_row_ = n_rows
-    lp.col_cost_ = np.concatenate([[1.0], np.zeros(paths_total)])
-    lp.col_lower_ = np.zeros(n_cols)
-    lp.col_upper_ = np.concatenate([[1.0], np.full(paths_total, highspy.kHighsInf)])
-    lp.row_lower_ = np.concatenate(
-        [np.zeros(len(commodities)), np.full(len(capacity), -highspy.kHighsInf)]
+    lp = column_lp(
+        matrix,
+        np.concatenate([[1.0], np.zeros(paths_total)]),
+        (np.zeros(n_cols), np.concatenate([[1.0], np.full(paths_total, np.inf)])),
+        (
+            np.concatenate([np.zeros(len(commodities)), np.full(len(capacity), -np.inf)]),
+            np.concatenate([np.zeros(len(commodities)), np.array(capacity)]),
+        ),
     )
-    lp.row_upper_ = np.concatenate([np.zeros(len(commodities)), np.array(capacity)])
-    lp.sense_ = highspy.ObjSense.kMaximize
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
-    lp.a_matrix_.value_ = matrix.data
     solver = new_solver()
     solver.passModel(lp)
     solver.run()
