@@ -128,6 +128,31 @@ def test_a_connection_opens_one_subflow_per_layer_in_its_own_family(
     assert peers == set(layers.values()), _path_manager_state(dual_up)
 
 
+# Where the server sends packets that must never arrive: a next hop nobody answers (onlink, so
+# it needs no subnet), which holds a connection attempt until neighbour resolution gives up.
+UNANSWERED_NEXT_HOP = {4: ["198.51.100.1", "onlink"], 6: ["fe80::dead:beef"]}
+
+
+@pytest.mark.parametrize("version", [6, 4])
+def test_the_servers_futile_joins_leave_room_for_the_clients(
+    dual_up: LabPlan, version: int
+) -> None:
+    """Every host announces, so the server joins the client's announced addresses too; those
+    joins go to the client's ephemeral port and fail, but while pending they hold subflow slots.
+    Routed into nowhere, they stay pending for seconds: the client's own joins must still fit."""
+    client, server = dual_up.hosts[0], dual_up.hosts[2]
+    further = list(family_addresses(dual_up)[version][client.name].values())[1:]
+    assert further, "the fabric needs more than one layer"
+    prefix_length = 32 if version == 4 else 128
+    for address in further:
+        route = [f"{address}/{prefix_length}", "via", UNANSWERED_NEXT_HOP[version][0]]
+        route += ["dev", server.device_in(0), *UNANSWERED_NEXT_HOP[version][1:]]
+        run(in_netns(server.netns, ["ip", f"-{version}", "route", "add", *route]))
+    layers = family_addresses(dual_up)[version][server.name]
+    peers = _connection_subflows(dual_up, version, PORT + 10 + version)
+    assert peers == set(layers.values()), _path_manager_state(dual_up)
+
+
 def _path_manager_state(plan: LabPlan) -> str:
     """What both ends' path managers hold and counted, to tell a lost announcement from a
     refused join when a subflow is missing."""

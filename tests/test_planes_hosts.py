@@ -125,7 +125,7 @@ def test_mptcp_endpoints_on_every_plane_and_layer(hand2: Path) -> None:
     # Every (plane, layer) address but the one a connection opens on (plane 0, layer 1).
     assert endpoints == mine[1:]
     assert len(endpoints) == 2 * 2 - 1
-    assert "ip mptcp limits set subflow 3 add_addr_accepted 3\n" in plan
+    assert "ip mptcp limits set subflow 6 add_addr_accepted 3\n" in plan
 
 
 def test_mptcp_limits_per_family_sized_to_planes_times_layers(hand2_dual: Path) -> None:
@@ -136,7 +136,7 @@ def test_mptcp_limits_per_family_sized_to_planes_times_layers(hand2_dual: Path) 
     assert len(v6) == len(v4) == 2 * 2 - 1
     assert endpoints == v6 + v4  # IPv6 first, see render/hosts.py
     assert {device for _, device in endpoints} == {"eth0", "eth1"}
-    assert "ip mptcp limits set subflow 3 add_addr_accepted 3\n" in plan
+    assert "ip mptcp limits set subflow 6 add_addr_accepted 3\n" in plan
     assert re.search(r"ip -6 route replace \S+ via \S+ dev eth1 src \S+\n", plan)
 
 
@@ -147,8 +147,9 @@ def test_mptcp_limits_capped_by_the_kernel(tmp_path: Path) -> None:
     layers = len(load_compiled(out).data["layers"])
     assert len(endpoints) == 4 * layers - 1
     assert {f"eth{p}" for p in range(4)} == set(endpoints)
-    limit = min(4 * layers - 1, 8)
-    assert f"ip mptcp limits set subflow {limit} add_addr_accepted {limit}\n" in plan
+    accepted = min(4 * layers - 1, 8)
+    subflows = min(2 * accepted, 8)
+    assert f"ip mptcp limits set subflow {subflows} add_addr_accepted {accepted}\n" in plan
 
 
 def test_low_latency_table_takes_the_fewest_hop_plane(hand2: Path) -> None:

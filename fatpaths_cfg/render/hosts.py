@@ -109,6 +109,10 @@ class HostView:
     def mptcp_dual_stack(self) -> bool:
         return len({e.family for e in self.mptcp_endpoints}) == 2
 
+    @property
+    def mptcp_subflows(self) -> int:
+        return mptcp_subflow_limit(self.mptcp_limit)
+
 
 def _address(tables: FamilyTables | None, layer: int, host: int, plane: int = 0) -> str | None:
     if tables is None:
@@ -149,6 +153,18 @@ def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
     connection only ever uses its own family's), within the kernel's cap."""
     per_family = Counter(e.family for e in endpoints)
     return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
+
+
+def mptcp_subflow_limit(accepted: int) -> int:
+    """Room for the connection's own subflows and as many joins the passive end opens in vain.
+
+    Both ends announce (every host is a client and a server), and the passive end's path manager
+    answers the active end's announcements with joins of its own. They go to the client's
+    ephemeral port, where no listener answers, but while they are pending they hold subflow
+    slots; with a limit of `accepted` the active end's joins could then be refused, and the
+    kernel never retries a refused join.
+    """
+    return min(2 * accepted, MPTCP_MAX_LIMIT)
 
 
 def plane_device(plane: int) -> str:
@@ -330,9 +346,13 @@ def _single_plane_prefix_plan(host: HostView) -> str:
                 "# subflows with v6 addresses before any v4 one is announced, and a v4"
                 " connection skips the v6 ones.",
             ]
-        limit = host.mptcp_limit
         lines += [
-            f"ip mptcp limits set subflow {limit} add_addr_accepted {limit}",
+            "# Subflow room for twice the announcements: on an accepted connection the kernel also"
+            " joins",
+            "# the client's announced addresses, in vain (no listener there), holding slots while"
+            " pending.",
+            f"ip mptcp limits set subflow {host.mptcp_subflows}"
+            f" add_addr_accepted {host.mptcp_limit}",
             "ip mptcp endpoint flush",
             "# The kernel announces one address at a time and waits for its echo; a lost echo"
             " would",

@@ -10,7 +10,9 @@ ip addr replace 10.0.0.130/29 dev eth0
 ip route replace 10.0.0.0/8 via 10.0.0.1 dev eth0 src 10.0.0.2
 # MPTCP: the destination address picks the layer, so this host announces its further layer
 # addresses (`signal`) and a peer opens one subflow to each: one connection, one subflow per layer.
-ip mptcp limits set subflow 2 add_addr_accepted 2
+# Subflow room for twice the announcements: on an accepted connection the kernel also joins
+# the client's announced addresses, in vain (no listener there), holding slots while pending.
+ip mptcp limits set subflow 4 add_addr_accepted 2
 ip mptcp endpoint flush
 # The kernel announces one address at a time and waits for its echo; a lost echo would
 # hold the other layers back for its default 120 s, so announcements are retried after 1 s.

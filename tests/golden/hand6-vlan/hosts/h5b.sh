@@ -50,7 +50,9 @@ ip neigh replace 10.0.0.155 lladdr 02:fa:00:00:00:07 dev eth0.102 nud permanent
 ip neigh replace 10.0.0.162 lladdr 02:fa:00:00:00:08 dev eth0.102 nud permanent
 ip neigh replace 10.0.0.170 lladdr 02:fa:00:00:00:0a dev eth0.102 nud permanent
 ip neigh replace 10.0.0.171 lladdr 02:fa:00:00:00:0b dev eth0.102 nud permanent
-ip mptcp limits set subflow 2 add_addr_accepted 2
+# Subflow room for twice the announcements: on an accepted connection the kernel also joins
+# the client's announced addresses, in vain (no listener there), holding slots while pending.
+ip mptcp limits set subflow 4 add_addr_accepted 2
 ip mptcp endpoint flush
 # The kernel announces one address at a time and waits for its echo; a lost echo would
 # hold the other layers back for its default 120 s, so announcements are retried after 1 s.
