@@ -9,9 +9,8 @@
 //! that (anything outside ASCII, form feeds, separators, a lone carriage return) are handed back
 //! unread, for the Python reader.
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 /// Everything read from a set of files, in file order, then line order.
 #[derive(Debug, Default, PartialEq)]
@@ -36,7 +35,7 @@ struct FileLines<'a> {
 
 /// True when splitting on `\n` and trimming spaces, tabs and carriage returns gives what
 /// Python's str methods give.
-fn plain(text: &[u8]) -> bool {
+pub(crate) fn plain(text: &[u8]) -> bool {
     text.iter().enumerate().all(|(i, &b)| match b {
         0x0b | 0x0c | 0x1c..=0x1f => false,
         b'\r' => text.get(i + 1) == Some(&b'\n'),
@@ -48,13 +47,18 @@ fn is_blank(b: &u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r')
 }
 
-fn strip(line: &[u8]) -> &[u8] {
+pub(crate) fn strip(line: &[u8]) -> &[u8] {
     let start = line.iter().position(|b| !is_blank(b)).unwrap_or(line.len());
     let end = line
         .iter()
         .rposition(|b| !is_blank(b))
         .map_or(start, |e| e + 1);
     &line[start..end.max(start)]
+}
+
+/// The words of a line, as Python's `str.split()` gives them for `plain` text.
+pub(crate) fn split_words(line: &[u8]) -> Vec<&[u8]> {
+    line.split(is_blank).filter(|w| !w.is_empty()).collect()
 }
 
 fn route_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
@@ -83,10 +87,11 @@ fn read_lines(text: &[u8]) -> FileLines<'_> {
     lines
 }
 
-/// Name tables being filled: ids by name, and the names in id order.
+/// Name tables being filled: ids by name, and the names in id order. Every route looks up
+/// two names, one after the other: a fast hash of a few bytes, not a DoS-resistant one.
 #[derive(Default)]
 struct Names {
-    ids: HashMap<Vec<u8>, u32>,
+    ids: FxHashMap<Vec<u8>, u32>,
 }
 
 impl Names {
