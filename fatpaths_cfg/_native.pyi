@@ -35,6 +35,12 @@ def read_route_lines(
     list[tuple[int, int, str]],
     list[int],
 ]: ...
+def read_shell_addresses(
+    path: str,
+) -> (
+    tuple[list[tuple[int, str, str]], list[tuple[int, str, str]], list[tuple[int, str]]] | None
+): ...
+def read_host_plans(paths: list[str]) -> list[list[tuple[int, str, str]] | None]: ...
 
 class PacketSimulator:
     def __init__(

@@ -23,14 +23,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from fatpaths_cfg.compiled import LoadedCompiled
-from fatpaths_cfg.fabric import Host
 from fatpaths_cfg.verify.model import AddressLine, Location, ParsedConfigs, RouteBlock
 from fatpaths_cfg.verify.plan import (
     AddressIndex,
     ExpectedAddress,
     build_address_index,
     canonical_address,
+    canonical_addresses,
     canonical_interface,
+    canonical_interfaces,
     canonical_prefix,
 )
 from fatpaths_cfg.verify.readers import LOOPBACK, normalise_mac
@@ -112,6 +113,10 @@ class ForwardingCheck:
     @property
     def ok(self) -> bool:
         return not self.findings
+
+
+# A host route a switch needs: (switch, port, address without prefix length).
+HostRouteKey = tuple[str, str, str | None]
 
 
 @dataclass(frozen=True)
@@ -215,15 +220,17 @@ def _resolve(routes: RouteBlock, index: AddressIndex, nr: int) -> _RouteArrays:
 
     name_codes = np.array([prefix_code(p) for p in routes.prefix_names] + [-1], dtype=np.int64)
     name_hops = np.array([address_code(a) for a in routes.hop_names] + [-1], dtype=np.int64)
-    codes = name_codes[routes.prefix]
-    hop_ids = name_hops[routes.next_hop]
-    known = codes >= 0
+    known = name_codes >= 0
+    # Everything is worked out per name and then gathered once per route: a q=19 fabric has
+    # 4.7 M routes but only thousands of names, and int32 columns halve the largest arrays.
+    name_table = np.where(known, name_codes // nr, -1).astype(np.int32)
+    name_dest = np.where(known, name_codes % nr, -1).astype(np.int32)
     return _RouteArrays(
-        table=np.where(known, codes // nr, -1),
+        table=name_table[routes.prefix],
         switch=routes.switch,
-        dest=np.where(known, codes % nr, -1),
-        hop=owner_of[hop_ids],
-        link=link_of[hop_ids],
+        dest=name_dest[routes.prefix],
+        hop=owner_of.astype(np.int32)[name_hops][routes.next_hop],
+        link=link_of.astype(np.int32)[name_hops][routes.next_hop],
         file=routes.file,
         line=routes.line,
     )
@@ -241,7 +248,9 @@ class _Checker:
         self.routes = parsed.routes.interned()
         self.dist, self.adjacency, self.ranks = reference_distances(loaded, self.index)
         edges = self.fabric.edges
-        self.link_ends = edges.astype(np.int64)
+        # Each end's switch per link, gathered per route: two int32 columns, not one pair.
+        self.link_a = np.ascontiguousarray(edges[:, 0], dtype=np.int32)
+        self.link_b = np.ascontiguousarray(edges[:, 1], dtype=np.int32)
         self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
         # Routes join the switches of one plane; pairs across planes have none by design.
         plane_of = self.fabric.plane_of_switch
@@ -421,7 +430,7 @@ class _Checker:
 
     def route_faults(self, r: _RouteArrays) -> np.ndarray:
         """Per route row: index into ROUTE_FAULTS of its first fault, or -1 when sound."""
-        fault = np.full(len(r.table), -1, dtype=np.int64)
+        fault = np.full(len(r.table), -1, dtype=np.int8)
 
         def mark(mask: np.ndarray, kind: str) -> None:
             fault[(fault < 0) & mask] = ROUTE_FAULTS.index(kind)
@@ -430,12 +439,14 @@ class _Checker:
         mark(self.crosses_planes(r), CROSS_PLANE)
         hop_ok = r.link >= 0
         safe_link = np.where(hop_ok, r.link, 0)
-        ends = self.link_ends[safe_link]
         # The next hop must be the far end of a link of this very switch.
         attached = (
-            hop_ok & (r.hop != r.switch) & ((ends[:, 0] == r.switch) | (ends[:, 1] == r.switch))
+            hop_ok
+            & (r.hop != r.switch)
+            & ((self.link_a[safe_link] == r.switch) | (self.link_b[safe_link] == r.switch))
         )
         mark(~attached, BAD_NEXT_HOP)
+        del attached
         mark(r.dest == r.switch, OWN_SUBNET)
         usable = fault < 0
         layer = np.where(usable, r.table % self.index.layers, 0)
@@ -455,8 +466,10 @@ class _Checker:
     def crosses_planes(self, r: _RouteArrays) -> np.ndarray:
         """Per route row: its destination or its next hop lies in another plane than its
         switch, so a packet that took it would change plane."""
-        plane = self.switch_plane[r.switch]
         crosses = np.zeros(len(r.table), dtype=bool)
+        if (self.switch_plane == self.switch_plane[0]).all():
+            return crosses  # one plane: nothing to cross
+        plane = self.switch_plane[r.switch]
         for other in (r.dest, r.hop):
             known = other >= 0
             crosses |= known & (self.switch_plane[np.where(known, other, 0)] != plane)
@@ -613,9 +626,11 @@ class _Checker:
         hop: a missing member halves a pair's bandwidth without breaking any walk."""
         nr = self.nr
         sound = fault < 0
-        keys = np.unique(
-            ((r.table[sound] * nr + r.switch[sound]) * nr + r.dest[sound]) * nr + r.hop[sound]
+        # In int64 whatever the columns' types: the key outgrows int32 past 1,000 switches.
+        in_table, at, towards, via = (
+            a[sound].astype(np.int64) for a in (r.table, r.switch, r.dest, r.hop)
         )
+        keys = np.unique(((in_table * nr + at) * nr + towards) * nr + via)
         have = np.bincount(keys // nr, minlength=self.table_count * nr * nr).reshape(
             self.table_count, nr, nr
         )
@@ -707,28 +722,32 @@ class _Checker:
         ]
         return ", ".join(parts)
 
-    def check_host_route(
-        self,
-        want: ExpectedAddress,
-        hosts: dict[str, Host],
-        host_routes: set[tuple[str, str, str | None]],
-    ) -> None:
-        host = hosts.get(want.owner)
-        if host is None:
-            return
-        uplink = host.uplinks[want.plane]
-        switch = self.names[uplink.switch]
-        if switch not in self.parsed.host_route_switches:
-            return
-        if (switch, uplink.port, canonical_address(want.address)) in host_routes:
-            return
+    def host_route_keys(self, host_wants: list[ExpectedAddress]) -> list[HostRouteKey | None]:
+        """Per host address of the plan: the (switch, port, address) of the host route its
+        switch needs, None when the switch keeps no host routes (or the host is unknown)."""
+        hosts = {h.name: h for h in self.fabric.hosts}
+        routing = self.parsed.host_route_switches
+        bare = canonical_addresses([want.address for want in host_wants])
+        keys: list[HostRouteKey | None] = []
+        for want, address in zip(host_wants, bare, strict=True):
+            host = hosts.get(want.owner)
+            if host is None:
+                keys.append(None)
+                continue
+            uplink = host.uplinks[want.plane]
+            switch = self.names[uplink.switch]
+            keys.append((switch, uplink.port, address) if switch in routing else None)
+        return keys
+
+    def missing_host_route(self, want: ExpectedAddress, key: HostRouteKey) -> None:
+        switch, port, _ = key
         self.add(
             Finding(
                 MISSING_HOST_ADDRESS,
                 f"{switch} has no host route to {want.owner}'s layer {want.layer} address "
-                f"{want.address.split('/')[0]} on {uplink.port}: the host is unreachable in "
+                f"{want.address.split('/')[0]} on {port}: the host is unreachable in "
                 "that layer",
-                self.switch_location(uplink.switch, "interfaces"),
+                self.switch_location(self.fabric.switch_index[switch], "interfaces"),
                 want.layer,
                 switch,
                 want.owner,
@@ -740,7 +759,7 @@ class _Checker:
         interface, planned ones first, each group in reading order."""
         on_switches = len(self.parsed.switch_addresses)
         entries = self.parsed.switch_addresses + self.parsed.host_addresses
-        addresses = [canonical_address(e.address) for e in entries]
+        addresses = canonical_addresses([e.address for e in entries])
         # Only an address configured more than once can clash: the rest (nearly all of a
         # sound fabric's) need no place built, and a fabric without any needs no plan indexed.
         counts = Counter(addresses)
@@ -762,6 +781,9 @@ class _Checker:
             key = (entry.owner, canonical_interface(entry.address))
             gateway = key in gateways
             interface = (entry.owner, "gateway" if gateway else entry.port)
+            group = groups[address]
+            if interface in group:
+                continue  # the first line of an interface stands for it (a gateway: 10^5)
             link = link_of_port.get((entry.owner, entry.port))
             if on_host:
                 role = "host"
@@ -771,8 +793,7 @@ class _Checker:
                 role = "gateway"
             else:
                 role = "port" if link is None else "link"
-            place = _PlacedAddress(entry, role, key in planned, link)
-            groups[address].setdefault(interface, place)
+            group[interface] = _PlacedAddress(entry, role, key in planned, link)
         return {
             address: sorted(places.values(), key=lambda p: not p.planned)
             for address, places in groups.items()
@@ -818,9 +839,11 @@ class _Checker:
         parsed = self.parsed
         clashed = self.check_address_clashes()
         configured: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
-        for entry in parsed.switch_addresses + parsed.host_addresses:
+        entries = parsed.switch_addresses + parsed.host_addresses
+        interfaces = canonical_interfaces([entry.address for entry in entries])
+        for entry, interface in zip(entries, interfaces, strict=True):
             place = (entry.port, entry.file, entry.line)
-            key = (entry.owner, canonical_interface(entry.address))
+            key = (entry.owner, interface)
             # Nearly every key is configured once: a fresh list beats defaultdict's lookup twice.
             known = configured.get(key)
             if known is None:
@@ -828,18 +851,26 @@ class _Checker:
             else:
                 known.append(place)
         expected_keys: set[tuple[str, str]] = set()
-        host_routes = {
-            (entry.owner, entry.port, canonical_address(entry.address))
-            for entry in parsed.host_routes
-        }
-        hosts = {h.name: h for h in self.fabric.hosts}
+        routes = parsed.host_routes
+        host_routes = set(
+            zip(
+                [entry.owner for entry in routes],
+                [entry.port for entry in routes],
+                canonical_addresses([entry.address for entry in routes]),
+                strict=True,
+            )
+        )
         switches_with_hosts = {self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks}
-        for want in self.index.expected:
+        expected = self.index.expected
+        route_keys = iter(self.host_route_keys([want for want in expected if want.role == "host"]))
+        for want in expected:
             key = (want.owner, want.address)
             expected_keys.add(key)
             if want.role == "host":
                 self.result.host_addresses += 1
-                self.check_host_route(want, hosts, host_routes)
+                route_key = next(route_keys)
+                if route_key is not None and route_key not in host_routes:
+                    self.missing_host_route(want, route_key)
                 if want.owner not in parsed.host_file:
                     continue  # host plans not read for this platform: nothing to compare
                 found = configured.get(key)
@@ -886,9 +917,9 @@ class _Checker:
                     want.owner,
                 )
             )
-        for (owner, address), places in sorted(configured.items()):
-            if (owner, address) in expected_keys:
-                continue
+        # Nearly every configured key is expected: only the rest need sorting.
+        unexpected = [item for item in configured.items() if item[0] not in expected_keys]
+        for (owner, address), places in sorted(unexpected):
             for port, file, line in places:
                 if (file, line) in clashed:
                     continue  # a line is reported once, under its most telling fault

@@ -61,9 +61,11 @@ class PfcPlan:
 class _UnionOracle:
     """Answers "is the union CDG of these layers acyclic?", remembering every answer."""
 
-    def __init__(self, dependencies: Mapping[int, np.ndarray]) -> None:
+    def __init__(
+        self, dependencies: Mapping[int, np.ndarray], cycle_free: Mapping[int, bool]
+    ) -> None:
         self.dependencies = dependencies
-        self.cache: dict[frozenset[int], bool] = {}
+        self.cache = {frozenset([layer]): free for layer, free in cycle_free.items()}
 
     def acyclic(self, layers: frozenset[int]) -> bool:
         if layers not in self.cache:
@@ -113,13 +115,16 @@ def _exact(order: list[int], oracle: _UnionOracle, limit: int) -> list[list[int]
 
 
 def assign_pfc_classes(
-    dependencies: Mapping[int, np.ndarray], max_classes: int = DEFAULT_LOSSLESS_CLASSES
+    dependencies: Mapping[int, np.ndarray],
+    max_classes: int = DEFAULT_LOSSLESS_CLASSES,
+    known_cycle_free: Mapping[int, bool] | None = None,
 ) -> PfcPlan:
     """Map every layer (number -> its CDG edges) to at most `max_classes` lossless priorities
-    such that each priority's union CDG is acyclic, or explain why that is impossible."""
+    such that each priority's union CDG is acyclic, or explain why that is impossible.
+    `known_cycle_free` passes verdicts on single layers already known (the deadlock analysis)."""
     if not 1 <= max_classes <= len(PFC_PRIORITIES):
         raise ValueError(f"max_classes must be in 1..{len(PFC_PRIORITIES)}, got {max_classes}")
-    oracle = _UnionOracle(dependencies)
+    oracle = _UnionOracle(dependencies, known_cycle_free or {})
     numbers = sorted(dependencies)
     cycle_free = tuple(n for n in numbers if oracle.acyclic(frozenset([n])))
     cyclic = tuple(n for n in numbers if n not in cycle_free)

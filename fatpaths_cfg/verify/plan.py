@@ -40,6 +40,17 @@ def canonical_address(text: str) -> str | None:
         return None
 
 
+def canonical_addresses(texts: list[str]) -> list[str | None]:
+    """`canonical_address` of each text; IPv4 text (nearly all of a fabric's 10^5) is handled
+    here without a call, a cache that size would only thrash."""
+    return [text.split("/", 1)[0] if ":" not in text else canonical_address(text) for text in texts]
+
+
+def canonical_interfaces(texts: list[str]) -> list[str]:
+    """`canonical_interface` of each text (see canonical_addresses)."""
+    return [text if ":" not in text else canonical_interface(text) for text in texts]
+
+
 class ExpectedAddress(NamedTuple):
     """One address the plan gives (a named tuple: a fabric's plan has 10^5 of them)."""
 

@@ -167,6 +167,8 @@ class _SwitchReader:
         self.parsed.address_file[self.name] = self.file
         if routes:
             self.parsed.switch_file[self.name] = self.file
+        elif self.native_shell(path):
+            return
         prefixes: list[str] = []
         hops: list[str] = []
         lines: list[int] = []
@@ -205,6 +207,23 @@ class _SwitchReader:
                     continue
             self.unparsed(number, text)
         self.routes(prefixes, hops, lines)
+
+    def native_shell(self, path: Path) -> bool:
+        """A script without routes read by the native reader; False leaves it to Python."""
+        read = _native.read_shell_addresses(str(path))
+        if read is None:
+            return False
+        addresses, host_routes, unparsed = read
+        port, name, file = self.ifnames.get, self.name, self.file
+        # Built in bulk: a q=19 Slim Fly has 2 * 10^5 of these lines.
+        self.parsed.switch_addresses += [
+            AddressLine(name, port(i, i), a, file, n) for n, i, a in addresses
+        ]
+        self.parsed.host_routes += [
+            AddressLine(name, port(i, i), a, file, n) for n, i, a in host_routes
+        ]
+        self.parsed.unparsed += [(file, n, text) for n, text in unparsed]
+        return True
 
     def eos(self, relative: str) -> None:
         path = self.open(relative)
@@ -382,24 +401,38 @@ def _read_hosts(parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled) -> Non
     directory = out / "hosts"
     present = _host_plans(directory)
     prefix = f"{directory}{os.sep}"
+    plans: list[tuple[str, int, str]] = []
     for host in loaded.fabric.hosts:
         name = f"{host.name}.sh"
-        if name not in present:
+        if name in present:
+            file = parsed.file_index(f"hosts/{name}")
+            parsed.host_file[host.name] = file
+            plans.append((host.name, file, prefix + name))
+    # 10^4 plans: read and split natively, in parallel; a plan it leaves is read here.
+    read = _native.read_host_plans([path for _, _, path in plans])
+    addresses = parsed.host_addresses
+    for (owner, file, path), lines in zip(plans, read, strict=True):
+        if lines is None:
+            lines = _host_plan_addresses(path)
+        addresses += [AddressLine(owner, device, a, file, n) for n, device, a in lines]
+
+
+def _host_plan_addresses(path: str) -> list[tuple[int, str, str]]:
+    """(line, device, address) of each `ip [-6] addr replace` line of a host plan."""
+    with open(path, encoding="utf-8") as plan:
+        lines = plan.read().split("\n")
+    found = []
+    for number, text in enumerate(lines, start=1):
+        # Most lines of a plan are routes and MPTCP endpoints: test before splitting.
+        if "replace" not in text or "addr" not in text:
             continue
-        file = parsed.file_index(f"hosts/{name}")
-        parsed.host_file[host.name] = file
-        with open(prefix + name, encoding="utf-8") as plan:
-            lines = plan.read().split("\n")
-        for number, text in enumerate(lines, start=1):
-            # Most lines of a plan are routes and MPTCP endpoints: test before splitting.
-            if "replace" not in text or "addr" not in text:
-                continue
-            parts = text.split()
-            words = parts[2:] if parts[1:2] == ["-6"] else parts[1:]
-            if words[:2] == ["addr", "replace"] and len(words) >= 3:
-                # The device names the plane's uplink (eth0 with one plane).
-                device = words[4] if words[3:4] == ["dev"] and len(words) >= 5 else "eth0"
-                parsed.host_addresses.append(AddressLine(host.name, device, words[2], file, number))
+        parts = text.split()
+        words = parts[2:] if parts[1:2] == ["-6"] else parts[1:]
+        if words[:2] == ["addr", "replace"] and len(words) >= 3:
+            # The device names the plane's uplink (eth0 with one plane).
+            device = words[4] if words[3:4] == ["dev"] and len(words) >= 5 else "eth0"
+            found.append((number, device, words[2]))
+    return found
 
 
 def rendered_platforms(out: Path) -> list[str]:

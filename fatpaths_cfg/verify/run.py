@@ -14,7 +14,7 @@ from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.checker import ForwardingCheck, check_forwarding
-from fatpaths_cfg.verify.deadlock import find_cycle, is_acyclic, route_dependencies
+from fatpaths_cfg.verify.deadlock import find_cycle, route_dependencies
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES, PfcPlan, assign_pfc_classes
 from fatpaths_cfg.verify.readers import read_configs, rendered_platforms
 
@@ -109,11 +109,9 @@ def layer_deadlock(loaded: LoadedCompiled, deps: dict[int, np.ndarray]) -> list[
     names = [s.name for s in loaded.fabric.switches]
     verdicts = []
     for layer, edges in sorted(deps.items()):
-        free = is_acyclic(edges)
-        cycle = (
-            [] if free else [f"{names[a]}->{names[b]}" for a, b in find_cycle(edges, len(names))]
-        )
-        verdicts.append(LayerDeadlock(layer, len(edges), free, cycle))
+        # One strong-component pass per layer: a layer is cycle-free when it has no witness.
+        cycle = [f"{names[a]}->{names[b]}" for a, b in find_cycle(edges, len(names))]
+        verdicts.append(LayerDeadlock(layer, len(edges), not cycle, cycle))
     return verdicts
 
 
@@ -140,6 +138,7 @@ def verify_output(
     # first platform's rendered routes stand for them.
     deps = layer_dependencies(loaded, report.checks[0])
     report.deadlock = layer_deadlock(loaded, deps)
-    report.pfc = assign_pfc_classes(deps, max_lossless_classes)
+    cycle_free = {verdict.layer: verdict.cycle_free for verdict in report.deadlock}
+    report.pfc = assign_pfc_classes(deps, max_lossless_classes, cycle_free)
     report.seconds["deadlock"] = time.perf_counter() - started
     return report

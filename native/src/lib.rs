@@ -3,6 +3,7 @@
 //! Each stage keeps its Python binding beside it, in a `python` submodule that converts numpy
 //! arrays and checks them; this file only registers them.
 
+pub mod address_lines;
 pub mod deadlock;
 pub mod graph;
 pub mod layers;
@@ -21,6 +22,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(route_lines::python::read_route_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        address_lines::python::read_shell_addresses,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(address_lines::python::read_host_plans, m)?)?;
     m.add_class::<sim::python::PacketSimulator>()?;
     Ok(())
 }
