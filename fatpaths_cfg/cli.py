@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
+from fatpaths_cfg.cli_values import convert_plainly
 
 # The click objects are typed Any here: typer has shipped click both vendored and as a
 # dependency, and this code only needs their parameters and subcommands.
@@ -26,14 +27,19 @@ def _untype_switches(params: list[Any]) -> list[Any]:
     return params
 
 
-def _untype_tree(command: Any, ctx: Any) -> None:
-    _untype_switches(command.get_params(ctx))
+def _prepare_tree(command: Any, ctx: Any) -> None:
+    """Untype the switches of `command` and the commands below it, and convert their plain
+    option values without pydantic (see cli_values)."""
+    params = command.get_params(ctx)
+    _untype_switches(params)
+    convert_plainly(params)
     for sub in getattr(command, "commands", {}).values():
-        _untype_tree(sub, ctx)
+        _prepare_tree(sub, ctx)
 
 
 class FatpathsGroup(TyperGroup):
-    """The root command; it and every command below it show their switches untyped.
+    """The root command; it and every command below it show their switches untyped and
+    convert plain option values without pydantic.
 
     Feature areas' commands are imported only when run (or asked for their own help): the
     command list shows their one-line help from `commands.FEATURE_COMMANDS`.
@@ -42,7 +48,9 @@ class FatpathsGroup(TyperGroup):
     listing = False
 
     def get_params(self, ctx: Any) -> Any:
-        return _untype_switches(super().get_params(ctx))
+        params = super().get_params(ctx)
+        convert_plainly(params)
+        return _untype_switches(params)
 
     def list_commands(self, ctx: Any) -> list[str]:
         from fatpaths_cfg.commands import COMMAND_ORDER, FEATURE_COMMANDS
@@ -60,7 +68,7 @@ class FatpathsGroup(TyperGroup):
                 return TyperCommand(cmd_name, short_help=FEATURE_COMMANDS[cmd_name][1])
             command = self.commands[cmd_name] = feature_command(cmd_name)
         if command is not None:
-            _untype_tree(command, ctx)
+            _prepare_tree(command, ctx)
         return command
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
