@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
 from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console, make_progress, make_table
@@ -69,6 +68,11 @@ def _fail(message: str) -> typer.Exit:
 def _run_with_progress(
     label: str, run: SimConfig, network: SimNetwork, workload: Workload
 ) -> SimResult:
+    if not err_console.is_terminal:
+        # The display would draw nothing (see make_progress): neither built nor imported.
+        return simulate(network, workload, run)
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+
     with make_progress(
         TextColumn(f"[bold]{label}[/]"),
         BarColumn(),
