@@ -1,7 +1,7 @@
 """The `fatpaths` command: a thin shell over `fatpaths_cfg.api`.
 
-Each feature area contributes its commands through an `add_commands(app)` function so that the
-command line stays one flat, discoverable tree.
+The compiler and each feature area contribute their commands through an `add_commands(app)`
+function so that the command line stays one flat, discoverable tree.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ class FatpathsGroup(TyperGroup):
     """The root command; it and every command below it show their switches untyped and
     convert plain option values without pydantic.
 
-    Feature areas' commands are imported only when run (or asked for their own help): the
-    command list shows their one-line help from `commands.FEATURE_COMMANDS`.
+    Commands are imported only when run (or asked for their own help): the command list shows
+    their one-line help from `commands.FEATURE_COMMANDS`.
     """
 
     listing = False
@@ -86,8 +86,6 @@ def _version(value: bool) -> None:
 
 
 def build_app() -> typer.Typer:
-    from fatpaths_cfg import commands
-
     app = typer.Typer(
         name="fatpaths",
         cls=FatpathsGroup,
@@ -105,7 +103,6 @@ def build_app() -> typer.Typer:
     ) -> None:
         """FatPaths layered routing compiler."""
 
-    commands.add_commands(app)
     return app
 
 
