@@ -1,6 +1,7 @@
 """`fatpaths simulate`: run the packet simulator on a compiled fabric and write its results."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads simulate's fifty annotations at every
+# run, and as strings it would compile and evaluate each of them first.
 
 from dataclasses import replace
 from pathlib import Path
