@@ -6,6 +6,7 @@ stay one line and nothing may print blank lines that only made sense on a screen
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 # Wide enough that no result line or table row of ours is ever folded, small enough that
 # rich's layout arithmetic stays cheap.
 LOG_WIDTH = 10_000
+# What rich's emoji codes (`:smiley:`, `:smiley-text:`) need at least: two colons with no
+# blank between them.
+MAY_HOLD_EMOJI = re.compile(r":\S*?:").search
 # A rule spans the console; in a log a screen's width of it is enough to see the break.
 LOG_RULE_WIDTH = 80
 
@@ -56,6 +60,10 @@ class LogFriendlyConsole(Console):
         # compiles regular expressions that cost a short command more than printing its table.
         if self.color_system is None:
             options["highlight"] = False
+        # Text with no `:code:` has no emoji to replace; looking for them imports rich's table
+        # of 3,600 emoji names.
+        if not MAY_HOLD_EMOJI(text):
+            options["emoji"] = False
         return super().render_str(text, **options)
 
     def rule(

@@ -76,7 +76,7 @@ def test_log_console_rule_stays_screen_wide(capsys: pytest.CaptureFixture[str]) 
     assert len(capsys.readouterr().out.rstrip("\n")) == 80
 
 
-def test_log_console_prints_what_a_highlighting_console_prints() -> None:
+def test_log_console_prints_what_a_plain_rich_console_prints() -> None:
     from io import StringIO
 
     from rich.console import Console
@@ -87,6 +87,7 @@ def test_log_console_prints_what_a_highlighting_console_prints() -> None:
         "results in out/sim/fatpaths-ndp-incast32-1 (3 runs) at 2,598.8 µs",
         "deadlock at 570.0 us: paused cycle sw-1 -> sw-2 -> sw-1 (priority 0, 1)",
         "wrote 'a.yaml': None True 0x1f 10.0.0.1/31 fe80::1 https://example.org [x]",
+        "emoji :smiley: and :thumbs_up-text: at 12:30:45, not : this : or :[bold]x[/]:",
     ]
     table = Table(title="flow completion time (FCT): 3.06 Gb/s")
     table.add_column("scheme")
