@@ -542,6 +542,7 @@ def _run_directory(
 
 def _print_table(results: dict[str, SimResult]) -> None:
     first = next(iter(results.values()))
+    summaries = {scheme: result.summary() for scheme, result in results.items()}
     table = make_table(escape(f"flow completion time (FCT): {run_title(first)}"))
     columns = (
         "scheme",
@@ -558,7 +559,7 @@ def _print_table(results: dict[str, SimResult]) -> None:
     for column in columns:
         table.add_column(column, justify="left" if column in ("scheme", "layers") else "right")
     for scheme, result in results.items():
-        s = result.summary()
+        s = summaries[scheme]
         fct, rate = s["fct_with_unfinished"], s["throughput_gbps"]
         assert isinstance(fct, dict) and isinstance(rate, dict)
         # Unfinished flows count at their elapsed time, so the figures are lower bounds.
@@ -576,8 +577,8 @@ def _print_table(results: dict[str, SimResult]) -> None:
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
-    for scheme, result in results.items():
-        rounds = result.summary().get("round_time")
+    for scheme, summary in summaries.items():
+        rounds = summary.get("round_time")
         if isinstance(rounds, dict) and rounds["count"]:
             console.print(
                 f"{scheme}: {rounds['count']} rpc rounds, completion time median "
@@ -585,9 +586,9 @@ def _print_table(results: dict[str, SimResult]) -> None:
                 f"max {_figure(rounds['max_us'], 2)} µs",
                 markup=False,
             )
-    if any(r.summary()["flows_unfinished"] for r in results.values()):
+    if any(summary["flows_unfinished"] for summary in summaries.values()):
         console.print("≥: unfinished flows counted at their elapsed time (lower bounds)")
-    warm = int(first.summary()["flows_warmup"])  # type: ignore[call-overload]
+    warm = int(next(iter(summaries.values()))["flows_warmup"])  # type: ignore[call-overload]
     if warm:
         console.print(f"{warm} warm-up flows left out of the statistics")
 
