@@ -6,6 +6,7 @@ function so that the command line stays one flat, discoverable tree.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import typer
@@ -67,6 +68,11 @@ class FatpathsGroup(TyperGroup):
             if self.listing:
                 return TyperCommand(cmd_name, short_help=FEATURE_COMMANDS[cmd_name][1])
             command = self.commands[cmd_name] = feature_command(cmd_name)
+            if not gc.isenabled():
+                # main() turned the cyclic collector off for start-up: what the imports made
+                # lives as long as the process, so frozen, the collector's passes skip it.
+                gc.freeze()
+                gc.enable()
         if command is not None:
             _prepare_tree(command, ctx)
         return command
@@ -107,7 +113,13 @@ def build_app() -> typer.Typer:
 
 
 def main() -> None:
-    build_app()()
+    # Start-up makes a few hundred thousand objects (modules, classes, functions) and the
+    # collector's passes over them find nothing: it is off until the command is imported.
+    gc.disable()
+    try:
+        build_app()()
+    finally:
+        gc.enable()
 
 
 if __name__ == "__main__":

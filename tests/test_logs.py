@@ -199,6 +199,23 @@ def test_help_imports_no_feature_area_and_no_numpy() -> None:
     assert "HEAVY []" in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("argv", [["topo", "kinds"], ["--help"]])
+def test_commands_leave_the_collector_on_with_start_up_frozen(argv: list[str]) -> None:
+    code = (
+        "import gc, sys\n"
+        "from fatpaths_cfg.cli import main\n"
+        f"sys.argv = ['fatpaths', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('COLLECTOR', gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    # Only a command's import is frozen; the command list imports none.
+    frozen = argv != ["--help"]
+    assert f"COLLECTOR True {frozen}" in result.stdout, result.stdout
+
+
 def test_the_lazy_command_list_says_what_each_command_says() -> None:
     from fatpaths_cfg.commands import FEATURE_COMMANDS, feature_command
 
