@@ -1,17 +1,19 @@
 """The `fatpaths` command: a thin shell over `fatpaths_cfg.api`.
 
-Each feature area contributes its commands through an `add_commands(app)` function so that the
-command line stays one flat, discoverable tree.
+The compiler and each feature area contribute their commands through an `add_commands(app)`
+function so that the command line stays one flat, discoverable tree.
 """
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
+from fatpaths_cfg.cli_values import convert_plainly
 
 # The click objects are typed Any here: typer has shipped click both vendored and as a
 # dependency, and this code only needs their parameters and subcommands.
@@ -26,23 +28,30 @@ def _untype_switches(params: list[Any]) -> list[Any]:
     return params
 
 
-def _untype_tree(command: Any, ctx: Any) -> None:
-    _untype_switches(command.get_params(ctx))
+def _prepare_tree(command: Any, ctx: Any) -> None:
+    """Untype the switches of `command` and the commands below it, and convert their plain
+    option values without pydantic (see cli_values)."""
+    params = command.get_params(ctx)
+    _untype_switches(params)
+    convert_plainly(params)
     for sub in getattr(command, "commands", {}).values():
-        _untype_tree(sub, ctx)
+        _prepare_tree(sub, ctx)
 
 
 class FatpathsGroup(TyperGroup):
-    """The root command; it and every command below it show their switches untyped.
+    """The root command; it and every command below it show their switches untyped and
+    convert plain option values without pydantic.
 
-    Feature areas' commands are imported only when run (or asked for their own help): the
-    command list shows their one-line help from `commands.FEATURE_COMMANDS`.
+    Commands are imported only when run (or asked for their own help): the command list shows
+    their one-line help from `commands.FEATURE_COMMANDS`.
     """
 
     listing = False
 
     def get_params(self, ctx: Any) -> Any:
-        return _untype_switches(super().get_params(ctx))
+        params = super().get_params(ctx)
+        convert_plainly(params)
+        return _untype_switches(params)
 
     def list_commands(self, ctx: Any) -> list[str]:
         from fatpaths_cfg.commands import COMMAND_ORDER, FEATURE_COMMANDS
@@ -59,8 +68,13 @@ class FatpathsGroup(TyperGroup):
             if self.listing:
                 return TyperCommand(cmd_name, short_help=FEATURE_COMMANDS[cmd_name][1])
             command = self.commands[cmd_name] = feature_command(cmd_name)
+            if not gc.isenabled():
+                # main() turned the cyclic collector off for start-up: what the imports made
+                # lives as long as the process, so frozen, the collector's passes skip it.
+                gc.freeze()
+                gc.enable()
         if command is not None:
-            _untype_tree(command, ctx)
+            _prepare_tree(command, ctx)
         return command
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
@@ -78,8 +92,6 @@ def _version(value: bool) -> None:
 
 
 def build_app() -> typer.Typer:
-    from fatpaths_cfg import commands
-
     app = typer.Typer(
         name="fatpaths",
         cls=FatpathsGroup,
@@ -97,12 +109,17 @@ def build_app() -> typer.Typer:
     ) -> None:
         """FatPaths layered routing compiler."""
 
-    commands.add_commands(app)
     return app
 
 
 def main() -> None:
-    build_app()()
+    # Start-up makes a few hundred thousand objects (modules, classes, functions) and the
+    # collector's passes over them find nothing: it is off until the command is imported.
+    gc.disable()
+    try:
+        build_app()()
+    finally:
+        gc.enable()
 
 
 if __name__ == "__main__":

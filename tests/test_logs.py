@@ -76,6 +76,35 @@ def test_log_console_rule_stays_screen_wide(capsys: pytest.CaptureFixture[str]) 
     assert len(capsys.readouterr().out.rstrip("\n")) == 80
 
 
+def test_log_console_prints_what_a_plain_rich_console_prints() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from fatpaths_cfg.console import LOG_WIDTH, LogFriendlyConsole
+
+    lines = [
+        "results in out/sim/fatpaths-ndp-incast32-1 (3 runs) at 2,598.8 µs",
+        "deadlock at 570.0 us: paused cycle sw-1 -> sw-2 -> sw-1 (priority 0, 1)",
+        "wrote 'a.yaml': None True 0x1f 10.0.0.1/31 fe80::1 https://example.org [x]",
+        "emoji :smiley: and :thumbs_up-text: at 12:30:45, not : this : or :[bold]x[/]:",
+    ]
+    table = Table(title="flow completion time (FCT): 3.06 Gb/s")
+    table.add_column("scheme")
+    table.add_column("p99 FCT µs", justify="right")
+    table.add_row("fatpaths", "≥2,648.6")
+    log, plain = StringIO(), StringIO()
+    log_console = LogFriendlyConsole(file=log, soft_wrap=False)
+    plain_console = Console(file=plain, soft_wrap=False, width=LOG_WIDTH)
+    assert log_console.color_system is None and plain_console.color_system is None
+    for console in (log_console, plain_console):
+        for line in lines:
+            console.print(line, markup=False)
+            console.print(line, justify="right", highlight=True)
+        console.print(table)
+    assert log.getvalue() == plain.getvalue()
+
+
 def children(command: Any) -> dict[str, Any]:
     """A group's subcommands through click's own interface (the root loads feature areas on
     demand, so its `commands` dict holds only what has been loaded)."""
@@ -168,6 +197,23 @@ def test_help_imports_no_feature_area_and_no_numpy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert "HEAVY []" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("argv", [["topo", "kinds"], ["--help"]])
+def test_commands_leave_the_collector_on_with_start_up_frozen(argv: list[str]) -> None:
+    code = (
+        "import gc, sys\n"
+        "from fatpaths_cfg.cli import main\n"
+        f"sys.argv = ['fatpaths', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('COLLECTOR', gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    # Only a command's import is frozen; the command list imports none.
+    frozen = argv != ["--help"]
+    assert f"COLLECTOR True {frozen}" in result.stdout, result.stdout
 
 
 def test_the_lazy_command_list_says_what_each_command_says() -> None:

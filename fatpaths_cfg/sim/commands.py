@@ -1,13 +1,13 @@
 """`fatpaths simulate`: run the packet simulator on a compiled fabric and write its results."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads simulate's fifty annotations at every
+# run, and as strings it would compile and evaluate each of them first.
 
 from dataclasses import replace
 from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
 from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console, make_progress, make_table
@@ -69,6 +69,11 @@ def _fail(message: str) -> typer.Exit:
 def _run_with_progress(
     label: str, run: SimConfig, network: SimNetwork, workload: Workload
 ) -> SimResult:
+    if not err_console.is_terminal:
+        # The display would draw nothing (see make_progress): neither built nor imported.
+        return simulate(network, workload, run)
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+
     with make_progress(
         TextColumn(f"[bold]{label}[/]"),
         BarColumn(),
@@ -537,6 +542,7 @@ def _run_directory(
 
 def _print_table(results: dict[str, SimResult]) -> None:
     first = next(iter(results.values()))
+    summaries = {scheme: result.summary() for scheme, result in results.items()}
     table = make_table(escape(f"flow completion time (FCT): {run_title(first)}"))
     columns = (
         "scheme",
@@ -553,7 +559,7 @@ def _print_table(results: dict[str, SimResult]) -> None:
     for column in columns:
         table.add_column(column, justify="left" if column in ("scheme", "layers") else "right")
     for scheme, result in results.items():
-        s = result.summary()
+        s = summaries[scheme]
         fct, rate = s["fct_with_unfinished"], s["throughput_gbps"]
         assert isinstance(fct, dict) and isinstance(rate, dict)
         # Unfinished flows count at their elapsed time, so the figures are lower bounds.
@@ -571,8 +577,8 @@ def _print_table(results: dict[str, SimResult]) -> None:
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
-    for scheme, result in results.items():
-        rounds = result.summary().get("round_time")
+    for scheme, summary in summaries.items():
+        rounds = summary.get("round_time")
         if isinstance(rounds, dict) and rounds["count"]:
             console.print(
                 f"{scheme}: {rounds['count']} rpc rounds, completion time median "
@@ -580,9 +586,9 @@ def _print_table(results: dict[str, SimResult]) -> None:
                 f"max {_figure(rounds['max_us'], 2)} µs",
                 markup=False,
             )
-    if any(r.summary()["flows_unfinished"] for r in results.values()):
+    if any(summary["flows_unfinished"] for summary in summaries.values()):
         console.print("≥: unfinished flows counted at their elapsed time (lower bounds)")
-    warm = int(first.summary()["flows_warmup"])  # type: ignore[call-overload]
+    warm = int(next(iter(summaries.values()))["flows_warmup"])  # type: ignore[call-overload]
     if warm:
         console.print(f"{warm} warm-up flows left out of the statistics")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -298,10 +298,11 @@ def native_engine(network: SimNetwork, workload: Workload, config: SimConfig) ->
     )
 
 
-@dataclass
 class _Clock:
-    wall: float = field(default_factory=time.perf_counter)
-    cpu: float = field(default_factory=time.process_time)
+    """Wall and CPU time since it was made."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
 
     def elapsed(self) -> tuple[float, float]:
         return time.perf_counter() - self.wall, time.process_time() - self.cpu

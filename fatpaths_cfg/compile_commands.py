@@ -1,0 +1,236 @@
+"""The compiler's own commands: compile, schema and topo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from fatpaths_cfg.commands import EXIT_USER_ERROR, _name_list, run_or_exit
+from fatpaths_cfg.console import make_console, make_progress, make_table
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
+
+err_console = make_console(stderr=True)
+console = make_console()
+
+
+def default_output(inventory: Path, fabric_name: str | None = None) -> Path:
+    return Path("out") / (fabric_name or inventory.stem)
+
+
+def compile_command(
+    inventory: Path = typer.Argument(..., help="Inventory YAML (wiring or generator spec)."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
+    platform: str | None = typer.Option(
+        None,
+        "--platform",
+        help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
+        "default: each switch's platform from the inventory).",
+    ),
+    limit: str | None = typer.Option(
+        None,
+        "--limit",
+        help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
+        "the other files of an earlier output are kept.",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace the output directory even if it is not an earlier fatpaths output "
+        "or holds files fatpaths did not write.",
+    ),
+    batfish: bool = typer.Option(
+        False,
+        "--batfish",
+        help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
+    ),
+) -> None:
+    """Compile an inventory into layers, forwarding tables, configs and host plans."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from fatpaths_cfg import api
+
+    platforms, switches = _name_list(platform), _name_list(limit)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with make_progress(*columns, console=console) as bar:
+        task = bar.add_task("compiling", total=None)
+
+        def progress(stage: str) -> None:
+            bar.update(task, description=f"compiling: {stage}")
+
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
+        for warning in compiled.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        target = out or default_output(inventory, compiled.name)
+        run_or_exit(lambda: api.check_compile_target(inventory, target, force))
+        tree = run_or_exit(
+            lambda: api.build_output(compiled, progress, platforms, switches, tick, batfish)
+        )
+        if switches:
+            api.keep_earlier_output(tree, target, batfish)
+        written, unchanged = run_or_exit(lambda: tree.commit(target, [inventory], force))
+    # No markup: the target path may hold brackets that rich would take for style tags.
+    console.print(
+        f"compiled {compiled.name}: {compiled.fabric.nr} switches, "
+        f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
+        f"{target} ({written} files written, {unchanged} unchanged)",
+        markup=False,
+    )
+
+
+def topo_generate(
+    kind: str = typer.Argument(..., help="Topology kind (see `fatpaths topo kinds`)."),
+    param: list[str] = typer.Option(
+        [], "-p", "--param", help="NAME=VALUE, repeatable (e.g. -p q=5)."
+    ),
+    out: Path = typer.Option(..., "-o", "--out", help="Inventory YAML to write."),
+    name: str | None = typer.Option(None, "--name", help="Fabric name (default: KIND-PARAMS)."),
+    seed: int = typer.Option(1, "--seed", help="Wiring seed for random topologies."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite OUT even if fatpaths did not write it."
+    ),
+) -> None:
+    """Write a wiring inventory for a generated topology."""
+    import yaml
+
+    from fatpaths_cfg.block_yaml import dump_block_yaml
+    from fatpaths_cfg.inventory.expand import planes_wiring, run_plane_generators
+    from fatpaths_cfg.output import write_owned_file
+
+    params: dict[str, Any] = {}
+    for item in param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            err_console.print(f"error: --param {item!r}: expected NAME=VALUE")
+            raise typer.Exit(EXIT_USER_ERROR)
+        params[key.strip()] = yaml.safe_load(value)
+    params["seed"] = seed
+    # `--param planes=N` (and heterogeneous=true) writes parallel planes.
+    planes = run_or_exit(
+        lambda: run_plane_generators(kind, params, "<command line>", lambda _: 0, "--param")
+    )
+    fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
+    data = {
+        "fabric": fabric_name,
+        "defaults": {"platform": DEFAULT_PLATFORM, "link_speed": "100G"},
+        **planes_wiring(planes),
+    }
+    header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"
+    text = header + dump_block_yaml(data)
+    run_or_exit(lambda: write_owned_file(out, text, GENERATED_INVENTORY, force))
+    console.print(
+        f"wrote {out}: {sum(len(t.switch_names) for t in planes)} switches, "
+        f"{sum(len(t.edges) for t in planes)} links, {sum(planes[0].hosts_per_switch)} hosts"
+    )
+
+
+# First line of a generated inventory: what made it, and what lets a rerun overwrite it.
+GENERATED_INVENTORY = "# Written by fatpaths topo generate:"
+
+
+def topo_show(
+    inventory: Path = typer.Argument(..., help="Inventory YAML."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
+    from fatpaths_cfg import api
+    from fatpaths_cfg.topology_stats import topology_stats
+
+    _, fabric = run_or_exit(lambda: api.load_fabric(inventory))
+    stats = topology_stats(fabric)
+    if json_out:
+        import json
+
+        console.print_json(json.dumps(stats))
+        return
+    table = make_table(fabric.name)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    planes = stats.pop("planes", {})
+    for key, value in stats.items():
+        table.add_row(key, str(value))
+    console.print(table)
+    if planes:
+        console.print(plane_table(fabric.name, planes))
+
+
+def plane_table(name: str, planes: dict[str, Any]) -> Any:
+    """Host-pair hop counts per plane and for the best plane, one row each."""
+    table = make_table(f"{name}: host pairs by switch hops, per plane")
+    table.add_column("plane")
+    table.add_column("hops: host pairs")
+    table.add_column("mean", justify="right")
+    table.add_column("max", justify="right")
+    for plane, figures in planes.items():
+        histogram = figures["host pairs by switch hops"]
+        table.add_row(
+            plane,
+            "  ".join(f"{k}: {v}" for k, v in histogram.items()),
+            str(figures["mean"]),
+            str(figures["max"]),
+        )
+    return table
+
+
+def topo_kinds() -> None:
+    """List topology kinds and their parameters."""
+    from fatpaths_cfg.topologies import KINDS
+
+    table = make_table("topology kinds")
+    table.add_column("kind")
+    table.add_column("parameters")
+    for kind, specs in KINDS.items():
+        table.add_row(
+            kind, ", ".join(f"{s.name}{'' if s.required else f'={s.default}'}" for s in specs)
+        )
+    console.print(table)
+
+
+def schema_command(
+    out: Path | None = typer.Option(None, "-o", "--out", help="Write to FILE, not stdout."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite FILE even if fatpaths did not write it."
+    ),
+) -> None:
+    """Print the inventory JSON Schema (for editor completion and validation)."""
+    from fatpaths_cfg.inventory.json_schema import SCHEMA_TITLE, inventory_json_schema_text
+    from fatpaths_cfg.output import write_owned_file
+
+    text = inventory_json_schema_text()
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        signature = f'"title": "{SCHEMA_TITLE}"'
+        run_or_exit(lambda: write_owned_file(out, text, signature, force))
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("compile", short_help="Compile an inventory into configs and plans.")(
+        compile_command
+    )
+    app.command("schema", short_help="Print the inventory JSON Schema.")(schema_command)
+    topo = typer.Typer(help="Generate and inspect topologies.", no_args_is_help=True)
+    topo.command("generate", short_help="Write a wiring inventory of a topology.")(topo_generate)
+    topo.command("show", short_help="Print the figures of a topology.")(topo_show)
+    topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
+    app.add_typer(topo, name="topo")

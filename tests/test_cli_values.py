@@ -1,0 +1,96 @@
+"""Option values converted without pydantic are the values (and errors) typer's own gives."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from fatpaths_cfg.cli_values import PlainCoercion, convert_plainly
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def probe_command(
+    out: Path | None = typer.Option(None, "--out"),
+    name: str = typer.Option("permutation", "--name"),
+    count: int = typer.Option(10, "--count", min=1),
+    bounded: int = typer.Option(2, "--bounded", min=1, max=8),
+    offset: int | None = typer.Option(None, "--offset"),
+    share: float = typer.Option(0.5, "--share"),
+    items: list[str] = typer.Option([], "--item"),
+    until_done: bool | None = typer.Option(None, "--until-done/--stop"),
+    existing: Path | None = typer.Option(None, "--existing", exists=True),
+) -> None:
+    """An option of each kind the fatpaths commands declare."""
+
+
+def probe_params() -> tuple[Any, dict[str, Any]]:
+    app = typer.Typer()
+    app.command()(probe_command)
+    command = typer.main.get_command(app)
+    return command, {param.name: param for param in command.params}
+
+
+def converted(param: Any, command: Any, value: Any) -> tuple[str, Any]:
+    """What an option makes of `value`: ("value", type and repr) or ("error", message); a repr
+    because nan is not equal to itself."""
+    try:
+        result = param.process_value(command.context_class(command), value)
+    except Exception as exc:  # the exception typer raises is what is compared
+        return "error", (type(exc).__name__, str(exc))
+    return "value", (type(result), repr(result))
+
+
+SAMPLES: dict[str, list[Any]] = {
+    "out": [None, "out5", "a/", "", ".", Path("x"), "sim-incast"],
+    "name": [None, "permutation", "", " x", "websearch-sc20"],
+    "count": [None, 10, "10", "0", "007", "-3", "+5", " 5", "1_000", "1.0", "abc", "9" * 19],
+    "bounded": ["1", "8", "9", 0, 4],
+    "offset": [None, "-0", "12", "x"],
+    "share": [None, 0.5, "1", "1.50", "-0.0", "1e3", ".5", "nan", "abc", 2],
+    "items": [None, (), ("q=5", "p=2"), ["a"]],
+    "until_done": [None, True, False],
+    "existing": [None, "missing-file", "pyproject.toml"],
+}
+
+
+@pytest.mark.parametrize("option", list(SAMPLES))
+def test_plain_conversion_gives_what_typer_gives(
+    option: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    typer_command, typer_params = probe_params()
+    plain_command, plain_params = probe_params()
+    convert_plainly(list(plain_params.values()))
+    for value in SAMPLES[option]:
+        expected = converted(typer_params[option], typer_command, value)
+        assert converted(plain_params[option], plain_command, value) == expected, value
+
+
+def test_every_typer_option_gets_the_plain_conversion() -> None:
+    _, params = probe_params()
+    if not hasattr(params["name"], "_runtime_param"):
+        pytest.skip("this typer converts values without pydantic")
+    convert_plainly(list(params.values()))
+    assert all(isinstance(p._runtime_param, PlainCoercion) for p in params.values())
+
+
+def test_a_simulate_run_imports_no_pydantic(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from fatpaths_cfg.cli import main\n"
+        f"sys.argv = ['fatpaths', 'simulate', '--generate', 'slimfly', '-p', 'q=5', "
+        f"'--size', '64KiB', '-o', {str(tmp_path / 'run')!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+        "print('PYDANTIC', [m for m in sys.modules if m.split('.')[0] == 'pydantic'])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert "PYDANTIC []" in result.stdout, result.stdout
+    assert (tmp_path / "run" / "summary.json").is_file()
