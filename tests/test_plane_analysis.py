@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
+from fatpaths_cfg.analysis import planes as planes_module
 from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.plane_failures import best_plane_hops, hops_under_failures
 from fatpaths_cfg.analysis.plane_report import PlaneStudy, study_planes
@@ -205,3 +206,20 @@ def test_all_to_all_mcf_equals_column_generation() -> None:
         generated = mcf_throughput(catalogue, plane_traffic(planes, pairs), unit)[0]
         fast = plane_throughput(catalogue, pairs, "mcf").throughput_gbps
         assert fast == pytest.approx(generated, rel=2e-4), planes.name
+
+
+@pytest.mark.parametrize("pool", [4096, 3])
+def test_ksp_enumerated_once_at_the_deepest_k_equals_each_k_alone(
+    pool: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pool of 3 paths makes the deep search miss ties that a shallow one sees, so the
+    # catalogue must notice that the prefix is not the answer and enumerate that K again.
+    monkeypatch.setattr(planes_module, "_TIE_POOL", pool)
+    planes = jellyfish_planes("jf", 20, 4, 2, 2, True, 5, 100.0)
+    traffic = plane_traffic(planes, host_pattern(planes, "all-to-all", 3))
+    deep = PathCatalogue(planes, 3, ksp_depth=8)
+    for k in (1, 2, 4, 8):
+        alone = PathCatalogue(planes, 3)
+        for scheme in ("ksp", "ksp-total"):
+            expected = _candidates(alone, traffic, scheme, k)
+            assert _candidates(deep, traffic, scheme, k) == expected, (scheme, k)

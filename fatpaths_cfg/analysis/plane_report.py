@@ -43,7 +43,8 @@ def study_planes(
 ) -> dict[str, Any]:
     """MAT (Gb/s per host) per pattern and scheme, and hop count per failure share."""
     started = time.process_time()
-    catalogue = PathCatalogue(planes, study.seed)
+    sweeps_k = any(scheme in KSP_SCHEMES for scheme in study.schemes)
+    catalogue = PathCatalogue(planes, study.seed, max(study.k_values) if sweeps_k else 0)
     if layer_next_hops is not None:
         catalogue.set_layers(layer_next_hops)
     mat: dict[str, dict[str, Any]] = {}

@@ -29,9 +29,9 @@ from fatpaths_cfg.analysis.highs import column_lp, new_solver
 from fatpaths_cfg.analysis.planes import (
     Path,
     PlaneSet,
-    k_shortest_paths,
     layer_paths,
     neighbours,
+    nested_shortest_paths,
     shortest_paths,
 )
 
@@ -42,6 +42,9 @@ _HASH_SALT = 0x9E3779B97F4A7C15
 _IPM_COLUMNS = 1_000
 # Column generation stops once T is provably within this share of the optimum.
 MCF_GAP = 1e-4
+# It starts from each plane's K shortest paths: with one, it took many rounds, each an LP
+# solved from scratch.
+MCF_START_PATHS = 4
 _FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 # A generated column must raise T by more than this per unit of flow to be worth another round.
 _REDUCED_COST_TOLERANCE = 1e-7
@@ -124,15 +127,17 @@ def plane_traffic(
 
 class PathCatalogue:
     """Candidate paths per (plane, source rack, destination rack), computed once and cut to
-    each K, so a sweep over K enumerates every plane only once."""
+    each K, so a sweep over K enumerates every plane only once: `ksp_depth` is the largest K
+    the sweep will ask for."""
 
-    def __init__(self, planes: PlaneSet, seed: int) -> None:
+    def __init__(self, planes: PlaneSet, seed: int, ksp_depth: int = 0) -> None:
         self.planes = planes
         self.seed = seed
+        self.ksp_depth = ksp_depth
         self._around = [neighbours(planes.switches, e) for e in planes.edges]
         self._dist = [planes.hops(p) for p in range(planes.planes)]
-        self._ksp: dict[tuple[int, int, int], list[Path]] = {}
-        self._ksp_depth: dict[tuple[int, int, int], int] = {}
+        # (plane, s, t) -> (paths, K they were asked for, whether every smaller K is a prefix)
+        self._ksp: dict[tuple[int, int, int], tuple[list[Path], int, bool]] = {}
         self._layer_next_hop: list[np.ndarray] | None = None
 
     def hops(self, plane: int) -> np.ndarray:
@@ -141,22 +146,29 @@ class PathCatalogue:
     def distances(self) -> list[np.ndarray]:
         return self._dist
 
+    def _ranked(self, plane: int, s: int, t: int, k: int) -> tuple[list[Path], bool]:
+        # Ties are ranked by a stream of their own, so a path's rank does not depend on which
+        # other pairs were asked for before.
+        rng = np.random.default_rng([self.seed, plane, s, t, 0x6B5])
+        dist = self._dist[plane]
+        return nested_shortest_paths(self._around[plane], dist[:, t], s, t, k, rng)
+
     def prepare_ksp(self, pairs: list[tuple[int, int]], k: int) -> None:
+        depth = max(k, self.ksp_depth)
         for plane in range(self.planes.planes):
-            dist = self._dist[plane]
             for s, t in pairs:
-                if s != t and self._ksp_depth.get((plane, s, t), 0) < k:
-                    # Ties are ranked by a stream of their own, so a path's rank does not
-                    # depend on which other pairs were asked for before.
-                    rng = np.random.default_rng([self.seed, plane, s, t, 0x6B5])
-                    found = k_shortest_paths(self._around[plane], dist[:, t], s, t, k, rng)
-                    self._ksp[(plane, s, t)] = found
-                    self._ksp_depth[(plane, s, t)] = k
+                known = self._ksp.get((plane, s, t))
+                if s != t and (known is None or known[1] < k):
+                    found, nested = self._ranked(plane, s, t, depth)
+                    self._ksp[(plane, s, t)] = (found, depth, nested)
 
     def ksp(self, plane: int, s: int, t: int, k: int) -> list[Path]:
         if s == t:
             return [(s,)]
-        return self._ksp[(plane, s, t)][:k]
+        found, depth, nested = self._ksp[(plane, s, t)]
+        if k < depth and not nested:
+            return self._ranked(plane, s, t, k)[0]
+        return found[:k]
 
     def ksp_total(self, s: int, t: int, k: int) -> list[tuple[int, Path]]:
         """The k shortest over all planes: by length, then by rank inside the plane, then by
@@ -277,10 +289,11 @@ def path_throughput(
     traffic: PlaneTraffic,
     candidates: list[list[tuple[int, Path]]],
     unit_gbps: float,
+    keep_duals: bool = False,
 ) -> tuple[float, int, np.ndarray]:
     """Solve the path LP: max T, each commodity's path flows sum to T * demand, every directed
     link, host uplink group and (one-to-one patterns) commodity plane within capacity.
-    Returns (T in Gb/s, paths, row duals)."""
+    Returns (T in Gb/s, paths, row duals: usable for pricing only with `keep_duals`)."""
     tables, capacity = _link_lookup(planes)
     counts = np.array([len(c) for c in candidates], dtype=np.int64)
     n_paths = int(counts.sum())
@@ -330,7 +343,7 @@ def path_throughput(
         bound = (traffic.pairs[:, None] * uplink[None, :]).ravel()
         lp.block(group, col, np.ones(n_paths), np.full(len(bound), -np.inf), bound)
     _equal_chain(lp, n_comm)
-    value, duals = _solve(lp, n_cols, np.inf)
+    value, duals = _solve(lp, n_cols, np.inf, keep_duals)
     return value * unit_gbps, n_paths, duals
 
 
@@ -537,20 +550,21 @@ def mcf_throughput(
     catalogue: PathCatalogue, traffic: PlaneTraffic, unit_gbps: float, max_rounds: int = 200
 ) -> tuple[float, int, int]:
     """Unconstrained multicommodity flow by column generation on the path LP: start from each
-    plane's shortest path, then add, for every commodity and plane, the path that is shortest
-    under the link duals whenever its reduced cost says it raises T; stop when none does.
+    plane's MCF_START_PATHS shortest paths, then add, for every commodity and plane, the path
+    that is shortest under the link duals whenever its reduced cost says it raises T; stop when
+    none does.
     The optimum equals the edge formulation's (`mcf_edge_throughput`) but the LP stays small.
     Returns (T in Gb/s, paths in the final LP, rounds)."""
     planes = catalogue.planes
     pairs = sorted(set(zip(traffic.src.tolist(), traffic.dst.tolist(), strict=True)))
-    catalogue.prepare_ksp(pairs, 1)
-    candidates = _candidates(catalogue, traffic, "ksp", 1)
+    catalogue.prepare_ksp(pairs, MCF_START_PATHS)
+    candidates = _candidates(catalogue, traffic, "ksp", MCF_START_PATHS)
     known = [set(c) for c in candidates]
     tables, capacity = _link_lookup(planes)
     n_comm, n_planes, n_links = len(candidates), planes.planes, len(capacity)
     value = 0.0
     for rounds in range(1, max_rounds + 1):
-        value, n_paths, duals = path_throughput(planes, traffic, candidates, unit_gbps)
+        value, n_paths, duals = path_throughput(planes, traffic, candidates, unit_gbps, True)
         # Row order of path_throughput: demand, links, egress, ingress, commodity-plane.
         y_demand = duals[:n_comm]
         y_link = np.maximum(duals[n_comm : n_comm + n_links], 0.0)
@@ -630,7 +644,9 @@ def _equal_chain(lp: _Rows, n: int) -> None:
     )
 
 
-def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float, np.ndarray]:
+def _solve(
+    lp: _Rows, n_cols: int, col_upper: np.ndarray | float, keep_duals: bool = False
+) -> tuple[float, np.ndarray]:
     matrix = lp.matrix(n_cols)
     model = column_lp(
         matrix,
@@ -644,8 +660,10 @@ def _solve(lp: _Rows, n_cols: int, col_upper: np.ndarray | float) -> tuple[float
         # Crossover to a vertex takes most of the time on these degenerate LPs and is not
         # needed: T and the duals for column generation come from the interior solution.
         solver.setOptionValue("run_crossover", "off")
-        # Postsolve of an interior solution spoils the duals column generation prices with.
-        solver.setOptionValue("presolve", "off")
+        if keep_duals:
+            # Postsolve of an interior solution spoils the duals column generation prices
+            # with. Elsewhere presolve stays on: it makes these LPs 2-3 times faster.
+            solver.setOptionValue("presolve", "off")
     solver.passModel(model)
     solver.run()
     status = solver.getModelStatus()
