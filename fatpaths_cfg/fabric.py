@@ -10,16 +10,18 @@ import ipaddress
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.inventory.load import LoadedInventory
 from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
+from fatpaths_cfg.topologies.base import island_labels
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ class Fabric:
 
     @cached_property
     def adjacency(self) -> sp.csr_matrix:
+        import scipy.sparse as sp  # only the analyses use it: loading a fabric need not pay
+
         e = self.edges
         data = np.ones(2 * len(e), dtype=np.int8)
         rows = np.concatenate([e[:, 0], e[:, 1]])
@@ -684,11 +688,8 @@ class _HostEnds:
 
 def _islands(nr: int, links: list[Link]) -> np.ndarray:
     """Connected-component label of every switch."""
-    rows = [link.a for link in links]
-    cols = [link.b for link in links]
-    graph = sp.csr_matrix((np.ones(len(links)), (rows, cols)), shape=(nr, nr))
-    _, labels = connected_components(graph, directed=False)
-    return labels
+    ends = np.array([(link.a, link.b) for link in links], dtype=np.int64).reshape(-1, 2)
+    return island_labels(nr, ends)
 
 
 def build_fabric(loaded: LoadedInventory) -> Fabric:

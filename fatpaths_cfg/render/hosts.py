@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.addressing import AddressPlan, FamilyTables
 from fatpaths_cfg.fabric import Fabric, Host
@@ -235,6 +233,9 @@ class LowLatencyTable:
     def switch_hops(self) -> np.ndarray:
         """Hop counts over every link: links never cross planes, so within a plane these are
         the plane's shortest paths (its full, minimal layer 1)."""
+        import scipy.sparse as sp  # parallel planes only: one-plane renders skip its import
+        from scipy.sparse.csgraph import shortest_path
+
         nr = self.fabric.nr
         edges = self.fabric.edges
         graph = sp.coo_matrix(
