@@ -15,6 +15,7 @@ from fatpaths_cfg.analysis.convergence import clos_advice
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
+from fatpaths_cfg.fabric import load_fabric as load_fabric  # a stage of the public API
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
@@ -44,11 +45,6 @@ class CompileSummary:
     files_written: int
     files_unchanged: int
     bytes_total: int
-
-
-def load_fabric(inventory: Path) -> tuple[LoadedInventory, Fabric]:
-    loaded = load_inventory(inventory)
-    return loaded, build_fabric(loaded)
 
 
 def compile_fabric(

@@ -175,10 +175,10 @@ def topo_show(
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
-    from fatpaths_cfg import api
+    from fatpaths_cfg.fabric import load_fabric
     from fatpaths_cfg.topology_stats import topology_stats
 
-    _, fabric = run_or_exit(lambda: api.load_fabric(inventory))
+    _, fabric = run_or_exit(lambda: load_fabric(inventory))
     stats = topology_stats(fabric)
     if json_out:
         import json

@@ -10,12 +10,13 @@ import ipaddress
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fatpaths_cfg.errors import ErrorCollector
-from fatpaths_cfg.inventory.load import LoadedInventory
+from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
 from fatpaths_cfg.topologies.base import island_labels
@@ -704,3 +705,10 @@ def build_fabric(loaded: LoadedInventory) -> Fabric:
         }
         return fabric
     return _WiringChecker(spec, loaded.source).build()
+
+
+def load_fabric(inventory: Path) -> tuple[LoadedInventory, Fabric]:
+    """Inventory file -> its validated fabric. Here rather than in `api`, so that commands
+    that only look at the cabling (topo show) do not import the renderers and reports."""
+    loaded = load_inventory(inventory)
+    return loaded, build_fabric(loaded)
