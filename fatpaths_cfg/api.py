@@ -21,6 +21,7 @@ from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.layers.planes import fabric_layers
+from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
 from fatpaths_cfg.render.stage import render_into
@@ -66,6 +67,13 @@ def compile_loaded(
 ) -> CompiledFabric:
     """A validated inventory -> CompiledFabric, with `routing_spec` in place of the inventory's
     routing block when given (sweeps compile many routings of one inventory)."""
+    with collector_paused():
+        return _compile_loaded(loaded, routing_spec, progress)
+
+
+def _compile_loaded(
+    loaded: LoadedInventory, routing_spec: RoutingSpec | None, progress: ProgressHook
+) -> CompiledFabric:
     fabric = build_fabric(loaded)
     spec = loaded.spec
     routing_spec = routing_spec or spec.routing

@@ -82,6 +82,7 @@ def compile_command(
     )
 
     from fatpaths_cfg import api
+    from fatpaths_cfg.memory import settle_long_lived
 
     platforms, switches = _name_list(platform), _name_list(limit)
     columns = (
@@ -101,6 +102,7 @@ def compile_command(
             bar.update(task, completed=done, total=total)
 
         compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
+        settle_long_lived()
         for warning in compiled.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         target = out or default_output(inventory, compiled.name)

@@ -19,6 +19,7 @@ from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
+from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.topologies.base import island_labels
 
 if TYPE_CHECKING:
@@ -694,6 +695,11 @@ def _islands(nr: int, links: list[Link]) -> np.ndarray:
 
 
 def build_fabric(loaded: LoadedInventory) -> Fabric:
+    with collector_paused():
+        return _build_fabric(loaded)
+
+
+def _build_fabric(loaded: LoadedInventory) -> Fabric:
     spec = loaded.spec
     if spec.generate is not None:
         from fatpaths_cfg.inventory.expand import expand_generator
