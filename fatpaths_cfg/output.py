@@ -88,8 +88,8 @@ def _indented_list(value: list[Any] | tuple[Any, ...], pad: str, out: list[str])
     out.append(f"\n{pad}]")
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+# json.dumps with any option builds a new encoder per call; fabric.json encodes 55k records.
+_compact = json.JSONEncoder(separators=(", ", ": "), ensure_ascii=False).encode
 
 
 def _records(value: Any, depth: int, pad: str) -> str:
