@@ -220,8 +220,7 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
                 shutil.copy2(target / relative, path)
                 unchanged += 1
             elif not _linked(first_written.get(id(data)), path):
-                with open(path, "wb") as handle:
-                    handle.write(data)
+                _write_new(path, data)
                 if len(data) >= _LINK_MIN_BYTES:
                     first_written[id(data)] = path
         _swap_in(staging, target)
@@ -229,6 +228,18 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(files) - unchanged, unchanged
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """A new file in the staging directory, without a buffered file object per file (12k
+    of them in a Slim Fly q=19 output)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+    finally:
+        os.close(handle)
 
 
 # Below this a link saves nothing worth a shared inode.
