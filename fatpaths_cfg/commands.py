@@ -178,9 +178,11 @@ def topo_show(
 ) -> None:
     """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
     from fatpaths_cfg.fabric import load_fabric
+    from fatpaths_cfg.memory import settle_long_lived
     from fatpaths_cfg.topology_stats import topology_stats
 
     _, fabric = run_or_exit(lambda: load_fabric(inventory))
+    settle_long_lived()
     stats = topology_stats(fabric)
     if json_out:
         import json

@@ -27,6 +27,6 @@ def collector_paused() -> Iterator[None]:
 
 
 def settle_long_lived() -> None:
-    """Exempt everything alive now from later collections: called once the compiled model is
-    built, so that the rendering's collections walk only what rendering creates."""
+    """Exempt everything alive now from later collections: called once the fabric or the
+    compiled model is built, so that later collections walk only what later stages create."""
     gc.freeze()
