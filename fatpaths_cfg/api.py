@@ -15,11 +15,13 @@ from fatpaths_cfg.analysis.convergence import clos_advice
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
+from fatpaths_cfg.fabric import load_fabric as load_fabric  # a stage of the public API
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.layers.planes import fabric_layers
+from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
 from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
 from fatpaths_cfg.render.stage import render_into
@@ -46,11 +48,6 @@ class CompileSummary:
     bytes_total: int
 
 
-def load_fabric(inventory: Path) -> tuple[LoadedInventory, Fabric]:
-    loaded = load_inventory(inventory)
-    return loaded, build_fabric(loaded)
-
-
 def compile_fabric(
     inventory: Path, seed: int | None = None, progress: ProgressHook = _quiet
 ) -> CompiledFabric:
@@ -70,6 +67,13 @@ def compile_loaded(
 ) -> CompiledFabric:
     """A validated inventory -> CompiledFabric, with `routing_spec` in place of the inventory's
     routing block when given (sweeps compile many routings of one inventory)."""
+    with collector_paused():
+        return _compile_loaded(loaded, routing_spec, progress)
+
+
+def _compile_loaded(
+    loaded: LoadedInventory, routing_spec: RoutingSpec | None, progress: ProgressHook
+) -> CompiledFabric:
     fabric = build_fabric(loaded)
     spec = loaded.spec
     routing_spec = routing_spec or spec.routing

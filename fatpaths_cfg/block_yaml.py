@@ -10,6 +10,7 @@ float, an empty collection) to PyYAML's C emitter, which is byte-identical to it
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 WIDTH = 120
@@ -39,9 +40,14 @@ class _NeedsPyYAML(Exception):
     """The document holds a value outside the fast subset."""
 
 
+@lru_cache(maxsize=1 << 16)  # keys and most values repeat on every node of a large lab
+def _writes_plain(value: str) -> bool:
+    return bool(_PLAIN.match(value)) and _reads_back_as_string(value)
+
+
 def _scalar(value: object) -> str:
     if isinstance(value, str):
-        if _PLAIN.match(value) and _reads_back_as_string(value):
+        if _writes_plain(value):
             return value
         raise _NeedsPyYAML
     if isinstance(value, bool):

@@ -60,6 +60,7 @@ def compile_command(
     )
 
     from fatpaths_cfg import api
+    from fatpaths_cfg.memory import settle_long_lived
 
     platforms, switches = _name_list(platform), _name_list(limit)
     columns = (
@@ -79,6 +80,7 @@ def compile_command(
             bar.update(task, completed=done, total=total)
 
         compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
+        settle_long_lived()
         for warning in compiled.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         target = out or default_output(inventory, compiled.name)
@@ -153,10 +155,12 @@ def topo_show(
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
-    from fatpaths_cfg import api
+    from fatpaths_cfg.fabric import load_fabric
+    from fatpaths_cfg.memory import settle_long_lived
     from fatpaths_cfg.topology_stats import topology_stats
 
-    _, fabric = run_or_exit(lambda: api.load_fabric(inventory))
+    _, fabric = run_or_exit(lambda: load_fabric(inventory))
+    settle_long_lived()
     stats = topology_stats(fabric)
     if json_out:
         import json

@@ -10,16 +10,20 @@ import ipaddress
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from fatpaths_cfg.errors import ErrorCollector
-from fatpaths_cfg.inventory.load import LoadedInventory
+from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
+from fatpaths_cfg.memory import collector_paused
+from fatpaths_cfg.topologies.base import island_labels
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ class Fabric:
 
     @cached_property
     def adjacency(self) -> sp.csr_matrix:
+        import scipy.sparse as sp  # only the analyses use it: loading a fabric need not pay
+
         e = self.edges
         data = np.ones(2 * len(e), dtype=np.int8)
         rows = np.concatenate([e[:, 0], e[:, 1]])
@@ -684,14 +690,16 @@ class _HostEnds:
 
 def _islands(nr: int, links: list[Link]) -> np.ndarray:
     """Connected-component label of every switch."""
-    rows = [link.a for link in links]
-    cols = [link.b for link in links]
-    graph = sp.csr_matrix((np.ones(len(links)), (rows, cols)), shape=(nr, nr))
-    _, labels = connected_components(graph, directed=False)
-    return labels
+    ends = np.array([(link.a, link.b) for link in links], dtype=np.int64).reshape(-1, 2)
+    return island_labels(nr, ends)
 
 
 def build_fabric(loaded: LoadedInventory) -> Fabric:
+    with collector_paused():
+        return _build_fabric(loaded)
+
+
+def _build_fabric(loaded: LoadedInventory) -> Fabric:
     spec = loaded.spec
     if spec.generate is not None:
         from fatpaths_cfg.inventory.expand import expand_generator
@@ -703,3 +711,10 @@ def build_fabric(loaded: LoadedInventory) -> Fabric:
         }
         return fabric
     return _WiringChecker(spec, loaded.source).build()
+
+
+def load_fabric(inventory: Path) -> tuple[LoadedInventory, Fabric]:
+    """Inventory file -> its validated fabric. Here rather than in `api`, so that commands
+    that only look at the cabling (topo show) do not import the renderers and reports."""
+    loaded = load_inventory(inventory)
+    return loaded, build_fabric(loaded)

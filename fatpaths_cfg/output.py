@@ -88,8 +88,8 @@ def _indented_list(value: list[Any] | tuple[Any, ...], pad: str, out: list[str])
     out.append(f"\n{pad}]")
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+# json.dumps with any option builds a new encoder per call; fabric.json encodes 55k records.
+_compact = json.JSONEncoder(separators=(", ", ": "), ensure_ascii=False).encode
 
 
 def _records(value: Any, depth: int, pad: str) -> str:
@@ -220,8 +220,7 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
                 shutil.copy2(target / relative, path)
                 unchanged += 1
             elif not _linked(first_written.get(id(data)), path):
-                with open(path, "wb") as handle:
-                    handle.write(data)
+                _write_new(path, data)
                 if len(data) >= _LINK_MIN_BYTES:
                     first_written[id(data)] = path
         _swap_in(staging, target)
@@ -229,6 +228,18 @@ def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(files) - unchanged, unchanged
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """A new file in the staging directory, without a buffered file object per file (12k
+    of them in a Slim Fly q=19 output)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+    finally:
+        os.close(handle)
 
 
 # Below this a link saves nothing worth a shared inode.

@@ -7,12 +7,15 @@ layer, so a switch holds n * (Nr - 1) routes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.layers import Layer
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 UNREACHABLE = 255
 
@@ -84,6 +87,8 @@ def equal_cost_counts(adjacency: sp.csr_matrix, dist: np.ndarray) -> np.ndarray:
 
 
 def layer_adjacency(nr: int, edges: np.ndarray, mask: np.ndarray) -> sp.csr_matrix:
+    import scipy.sparse as sp  # ECMP layers only: single-path compiles skip its import
+
     kept = edges[mask]
     rows = np.concatenate([kept[:, 0], kept[:, 1]])
     cols = np.concatenate([kept[:, 1], kept[:, 0]])

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.inventory.schema import SAFE_NAME, SAFE_PORT, InventorySpec
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
+from fatpaths_cfg.memory import collector_paused
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,9 @@ def validation_errors(
 
 
 def load_inventory(path: Path) -> LoadedInventory:
-    data, source = load_yaml(path)
-    return validate_inventory(data, source, path)
+    with collector_paused():
+        data, source = load_yaml(path)
+        return validate_inventory(data, source, path)
 
 
 def validate_inventory(data: Any, source: SourceMap, path: Path) -> LoadedInventory:

@@ -63,10 +63,6 @@ def build_from_events(parser: Any, max_nesting: int) -> tuple[Any, dict[PathKey,
         return None
 
 
-def _line(event: Any) -> int:
-    return int(event.start_mark.line) + 1
-
-
 class _Events:
     def __init__(self, parser: Any, max_nesting: int) -> None:
         self.parser = parser
@@ -94,30 +90,36 @@ class _Events:
     def value(self, event: Any, path: PathKey) -> Any:
         if len(path) + 1 >= self.max_nesting:
             raise _NodePath
-        self.lines.setdefault(path, _line(event))
-        if isinstance(event, yaml.ScalarEvent):
+        self.lines.setdefault(path, event.start_mark.line + 1)
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
             return self.scalars.value(event)
-        if event.anchor is not None or event.tag not in (None, "!"):
+        if kind is yaml.AliasEvent or event.anchor is not None or event.tag not in (None, "!"):
             raise _NodePath
-        if isinstance(event, yaml.SequenceStartEvent):
+        if kind is yaml.SequenceStartEvent:
             return self.sequence(path)
         return self.mapping(path)
 
+    # The two loops below see every one of a large inventory's events: they call the parser
+    # directly (value() turns an alias away) and compare exact event types.
     def sequence(self, path: PathKey) -> list[Any]:
         items: list[Any] = []
-        while not isinstance(event := self.next(), yaml.SequenceEndEvent):
+        get_event = self.parser.get_event
+        while type(event := get_event()) is not yaml.SequenceEndEvent:
             items.append(self.value(event, (*path, len(items))))
         return items
 
     def mapping(self, path: PathKey) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        while not isinstance(event := self.next(), yaml.MappingEndEvent):
-            if not isinstance(event, yaml.ScalarEvent):
+        get_event, lines, scalar = self.parser.get_event, self.lines, self.scalars.value
+        while type(event := get_event()) is not yaml.MappingEndEvent:
+            if type(event) is not yaml.ScalarEvent:
                 raise _NodePath
-            key = str(self.scalars.value(event))
+            key = str(scalar(event))
             if key in result:
                 raise _NodePath
             child = (*path, key)
-            self.lines.setdefault(child, _line(event))
-            result[key] = self.value(self.next(), child)
+            # libyaml marks every event; PyYAML's types allow a mark to be missing.
+            lines.setdefault(child, event.start_mark.line + 1)  # type: ignore[union-attr]
+            result[key] = self.value(get_event(), child)
         return result

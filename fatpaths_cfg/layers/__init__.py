@@ -16,6 +16,7 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
+from fatpaths_cfg.topologies.base import island_labels
 
 if TYPE_CHECKING:
     # Only for annotations: the schema imports the algorithm registry from this package.
@@ -53,15 +54,7 @@ class LayerError(Exception):
 def is_connected(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
     if nr <= 1:
         return True
-    import scipy.sparse as sp  # a tenth of a second: only layer building pays it
-    from scipy.sparse.csgraph import connected_components
-
-    kept = edges[mask]
-    graph = sp.csr_matrix(
-        (np.ones(len(kept), dtype=np.int8), (kept[:, 0], kept[:, 1])), shape=(nr, nr)
-    )
-    count, _ = connected_components(graph, directed=False)
-    return bool(count == 1)
+    return bool(np.all(island_labels(nr, edges[mask]) == 0))
 
 
 def complete_layer(

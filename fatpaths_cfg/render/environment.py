@@ -49,10 +49,17 @@ def route_lines(routes: RouteTable, line: str) -> str:
     in one comprehension instead of a template loop."""
     parts = line.split("%s")
     if len(parts) == 3 and "%" not in "".join(parts) and routes.prefixes:
-        # `A%sB%sC` as joins over the columns: no formatting call per line.
+        # `A%sB%sC` as one join over prefix, B, next hop, C newline A, prefix, ...: the columns
+        # are laid in by slice assignment, so no string is built per line.
         head, middle, tail = parts
-        lines = map(middle.join, zip(routes.prefixes, routes.next_hops, strict=True))
-        return head + f"{tail}\n{head}".join(lines) + tail
+        count = len(routes.prefixes)
+        if len(routes.next_hops) != count:
+            raise ValueError("a route table needs one next hop per prefix")
+        pieces = [middle] * (4 * count - 1)
+        pieces[0::4] = routes.prefixes
+        pieces[2::4] = routes.next_hops
+        pieces[3::4] = [f"{tail}\n{head}"] * (count - 1)
+        return head + "".join(pieces) + tail
     return "\n".join([line % pair for pair in zip(routes.prefixes, routes.next_hops, strict=True)])
 
 

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.addressing import AddressPlan, FamilyTables
 from fatpaths_cfg.fabric import Fabric, Host
@@ -143,8 +141,8 @@ def layer_device(uplink: str, layer: HostLayer) -> str:
 def mptcp_endpoints(uplink: str, layers: list[HostLayer]) -> list[MptcpEndpoint]:
     """The further layers' addresses to announce, every IPv6 one before any IPv4 one."""
     further = layers[1:]
-    v6 = [MptcpEndpoint(la.address_v6, layer_device(uplink, la)) for la in further if la.address_v6]
-    v4 = [MptcpEndpoint(la.address_v4, layer_device(uplink, la)) for la in further if la.address_v4]
+    v6 = [MptcpEndpoint(a, layer_device(uplink, la)) for la in further if (a := la.address_v6)]
+    v4 = [MptcpEndpoint(a, layer_device(uplink, la)) for la in further if (a := la.address_v4)]
     return v6 + v4
 
 
@@ -174,18 +172,39 @@ def plane_device(plane: int) -> str:
 
 def _plane_layers(plan: AddressPlan, host: Host, plane: int) -> list[HostLayer]:
     h, s = host.index, host.uplinks[plane].switch
+    if plan.encoding == "vlan":
+        return [
+            HostLayer(
+                number=i + 1,
+                vlan=plan.vlans[i] if plan.vlans else None,
+                v4=_address(plan.v4, i, h, plane),
+                v6=_address(plan.v6, i, h, plane),
+                gateway_v4=_gateway(plan.v4, i, s, plan),
+                gateway_v6=_gateway(plan.v6, i, s, plan),
+                neighbours_v4=_neighbours(plan.v4, i, h, plan),
+                neighbours_v6=_neighbours(plan.v6, i, h, plan),
+            )
+            for i in range(plan.layer_count)
+        ]
+    # The prefix encoding, for 10k hosts x layers: the same fields from whole columns.
+    v4 = _layer_column(plan.v4, plane, h, s, plan.layer_count)
+    v6 = _layer_column(plan.v6, plane, h, s, plan.layer_count)
     return [
-        HostLayer(
-            number=i + 1,
-            vlan=plan.vlans[i] if plan.vlans else None,
-            v4=_address(plan.v4, i, h, plane),
-            v6=_address(plan.v6, i, h, plane),
-            gateway_v4=_gateway(plan.v4, i, s, plan),
-            gateway_v6=_gateway(plan.v6, i, s, plan),
-            neighbours_v4=_neighbours(plan.v4, i, h, plan),
-            neighbours_v6=_neighbours(plan.v6, i, h, plan),
-        )
-        for i in range(plan.layer_count)
+        HostLayer(i + 1, None, a4, a6, g4, g6, [], [])
+        for i, ((a4, g4), (a6, g6)) in enumerate(zip(v4, v6, strict=True))
+    ]
+
+
+def _layer_column(
+    tables: FamilyTables | None, plane: int, host: int, switch: int, layer_count: int
+) -> list[tuple[str | None, str | None]]:
+    """Per layer, (host address with its prefix length, its gateway) in the prefix encoding."""
+    if tables is None:
+        return [(None, None)] * layer_count
+    length = tables.host_prefix_len
+    return [
+        (f"{column[host]}/{length}", gateways[switch])
+        for column, gateways in zip(tables.plane_hosts[plane], tables.gateways, strict=True)
     ]
 
 
@@ -210,8 +229,8 @@ def plane_mptcp_endpoints(uplinks: tuple[HostUplink, ...]) -> list[MptcpEndpoint
     """Every (plane, layer) address but the first, each on its plane's device: a connection
     gets a subflow per layer of every plane (K x N), IPv6 ones first."""
     further = [(u.device, la) for u in uplinks for la in u.layers][1:]
-    v6 = [MptcpEndpoint(la.address_v6, dev) for dev, la in further if la.address_v6]
-    v4 = [MptcpEndpoint(la.address_v4, dev) for dev, la in further if la.address_v4]
+    v6 = [MptcpEndpoint(a, dev) for dev, la in further if (a := la.address_v6)]
+    v4 = [MptcpEndpoint(a, dev) for dev, la in further if (a := la.address_v4)]
     return v6 + v4
 
 
@@ -251,6 +270,9 @@ class LowLatencyTable:
     def switch_hops(self) -> np.ndarray:
         """Hop counts over every link: links never cross planes, so within a plane these are
         the plane's shortest paths (its full, minimal layer 1)."""
+        import scipy.sparse as sp  # parallel planes only: one-plane renders skip its import
+        from scipy.sparse.csgraph import shortest_path
+
         nr = self.fabric.nr
         edges = self.fabric.edges
         graph = sp.coo_matrix(

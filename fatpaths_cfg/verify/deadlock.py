@@ -8,8 +8,6 @@ a layer whose CDG is acyclic cannot.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 
 def _channel_ids(nr: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
@@ -78,6 +76,10 @@ def is_acyclic(dependencies: np.ndarray) -> bool:
     """True when the dependency graph has no cycle (every strong component is one channel)."""
     if len(dependencies) == 0:
         return True
+    # Compiles check single-path layers natively; only ECMP layers pay scipy's import.
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
     channels, inverse = np.unique(dependencies.ravel(), return_inverse=True)
     inverse = inverse.reshape(-1, 2)
     size = len(channels)
@@ -123,6 +125,9 @@ def find_cycle(dependencies: np.ndarray, nr: int) -> list[tuple[int, int]]:
     """
     if len(dependencies) == 0:
         return []
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
     channels, inverse = np.unique(dependencies.ravel(), return_inverse=True)
     inverse = inverse.reshape(-1, 2)
     size = len(channels)

@@ -1,0 +1,32 @@
+"""Keeping Python's cycle collector off the large, long-lived structures fatpaths builds.
+
+Loading a Slim Fly q=19 creates about a million objects that all stay alive, and compiling it
+about as many again. The collector starts a full pass each time the live set grows by a quarter,
+so it walks the whole growing heap several times and never finds garbage: a sixth of
+`topo show`'s CPU time and 0.5 CPU-s of a compile.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Run a stage that only builds what outlives it (reference counting still frees every
+    temporary); the collector runs again afterwards, as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def settle_long_lived() -> None:
+    """Exempt everything alive now from later collections: called once the fabric or the
+    compiled model is built, so that later collections walk only what later stages create."""
+    gc.freeze()
