@@ -14,6 +14,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
 from fatpaths_cfg.cli_values import convert_plainly
+from fatpaths_cfg.memory import settle_long_lived
 
 # The click objects are typed Any here: typer has shipped click both vendored and as a
 # dependency, and this code only needs their parameters and subcommands.
@@ -71,7 +72,7 @@ class FatpathsGroup(TyperGroup):
             if not gc.isenabled():
                 # main() turned the cyclic collector off for start-up: what the imports made
                 # lives as long as the process, so frozen, the collector's passes skip it.
-                gc.freeze()
+                settle_long_lived()
                 gc.enable()
         if command is not None:
             _prepare_tree(command, ctx)
