@@ -7,6 +7,7 @@ function so that the command line stays one flat, discoverable tree.
 from __future__ import annotations
 
 import gc
+import os
 from typing import Any
 
 import typer
@@ -113,7 +114,15 @@ def build_app() -> typer.Typer:
     return app
 
 
+# numpy's OpenBLAS starts a thread per core on import; fatpaths' matrix products are sparse or
+# small, so the pool never pays for its start (half the CPU of a small simulation). A user's
+# own setting wins.
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def main() -> None:
+    for name, value in BLAS_THREADS.items():
+        os.environ.setdefault(name, value)
     # Start-up makes a few hundred thousand objects (modules, classes, functions) and the
     # collector's passes over them find nothing: it is off until the command is imported.
     gc.disable()

@@ -216,6 +216,24 @@ def test_commands_leave_the_collector_on_with_start_up_frozen(argv: list[str]) -
     assert f"COLLECTOR True {frozen}" in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize(("given", "kept"), [(None, "1"), ("2", "2")])
+def test_numpy_starts_one_blas_thread_unless_the_user_says(given: str | None, kept: str) -> None:
+    code = (
+        "import os, sys\n"
+        "from fatpaths_cfg.cli import main\n"
+        "sys.argv = ['fatpaths', 'topo', 'kinds']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('BLAS', os.environ['OPENBLAS_NUM_THREADS'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO, env=env
+    )
+    assert f"BLAS {kept}" in result.stdout, result.stdout
+
+
 def test_the_lazy_command_list_says_what_each_command_says() -> None:
     from fatpaths_cfg.commands import FEATURE_COMMANDS, feature_command
 
