@@ -16,7 +16,7 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
-from fatpaths_cfg.topologies.base import island_labels
+from fatpaths_cfg.topologies.base import is_connected as graph_is_connected
 
 if TYPE_CHECKING:
     # Only for annotations: the schema imports the algorithm registry from this package.
@@ -52,9 +52,8 @@ class LayerError(Exception):
 
 
 def is_connected(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
-    if nr <= 1:
-        return True
-    return bool(np.all(island_labels(nr, edges[mask]) == 0))
+    """Whether the links `mask` keeps connect every switch."""
+    return graph_is_connected(nr, edges[mask])
 
 
 def complete_layer(
