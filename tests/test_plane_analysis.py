@@ -223,3 +223,41 @@ def test_ksp_enumerated_once_at_the_deepest_k_equals_each_k_alone(
         for scheme in ("ksp", "ksp-total"):
             expected = _candidates(alone, traffic, scheme, k)
             assert _candidates(deep, traffic, scheme, k) == expected, (scheme, k)
+
+
+@pytest.mark.parametrize("pattern", ["permutation", "all-to-all"])
+def test_identical_planes_solved_as_one_plane_equal_the_full_lp(pattern: str) -> None:
+    planes = jellyfish_planes("jf-hom", 16, 4, 2, 3, False, 3, 100.0)
+    pairs = host_pattern(planes, pattern, 4)
+    catalogue = PathCatalogue(planes, 4, ksp_depth=6)
+    traffic = plane_traffic(planes, pairs)
+    unit = min(planes.uplink_gbps)
+    reduced_any = False
+    for scheme, k in [("ksp-total", k) for k in (1, 2, 3, 4, 6)] + [("ksp", 1), ("ksp", 2)]:
+        full = path_throughput(planes, traffic, _candidates(catalogue, traffic, scheme, k), unit)
+        solved = plane_throughput(catalogue, pairs, scheme, k)
+        assert solved.throughput_gbps == pytest.approx(full[0], rel=1e-5), (scheme, k)
+        assert solved.k == k and solved.scheme == scheme
+        reduced_any |= "copies_of_one_plane" in solved.extra
+    # K = 4 over 3 planes is not symmetric: solved whole; the others came from one plane.
+    assert "copies_of_one_plane" not in plane_throughput(catalogue, pairs, "ksp-total", 4).extra
+    assert reduced_any
+    mcf = plane_throughput(catalogue, pairs, "mcf")
+    assert mcf.extra["copies_of_one_plane"] == 3
+    if traffic.one_to_one:
+        whole = mcf_throughput(catalogue, traffic, unit)[0]
+    else:
+        whole = mcf_edge_throughput(planes, traffic, unit)
+    assert mcf.throughput_gbps == pytest.approx(whole, rel=2e-4)
+
+
+def test_identical_planes_rank_their_paths_alike() -> None:
+    planes = jellyfish_planes("jf-hom", 16, 4, 2, 3, False, 3, 100.0)
+    catalogue = PathCatalogue(planes, 4)
+    catalogue.prepare_ksp([(0, 9), (3, 12)], 5)
+    for s, t in [(0, 9), (3, 12)]:
+        first = catalogue.ksp(0, s, t, 5)
+        assert len(first) == 5
+        assert all(catalogue.ksp(p, s, t, 5) == first for p in (1, 2))
+    ranked = catalogue.ksp_total(0, 9, 6)
+    assert [plane for plane, _ in ranked] == [0, 1, 2, 0, 1, 2]

@@ -57,11 +57,16 @@ def study_planes(
             ks: Sequence[int | None] = study.k_values if scheme in KSP_SCHEMES else (None,)
             values = {}
             for k in ks:
+                lp_started = time.process_time()
                 solved = plane_throughput(catalogue, pairs, scheme, k)
+                lp_cpu = time.process_time() - lp_started
                 values[str(k) if k is not None else "-"] = round(solved.throughput_gbps, 3)
                 if say:
                     label = f"{scheme} K={k}" if k is not None else scheme
-                    say(f"{planes.name}: {pattern} {label}: {solved.throughput_gbps:.2f} Gb/s")
+                    say(
+                        f"{planes.name}: {pattern} {label}: {solved.throughput_gbps:.2f} Gb/s "
+                        f"({lp_cpu:.1f} CPU-s)"
+                    )
             row[scheme] = values if scheme in KSP_SCHEMES else values["-"]
         mat[pattern] = row
     lp_seconds = time.process_time() - started

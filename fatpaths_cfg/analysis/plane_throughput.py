@@ -40,11 +40,16 @@ ECMP_PATH_LIMIT = 64
 _HASH_SALT = 0x9E3779B97F4A7C15
 # Larger LPs go to the interior-point solver, which is much faster on them than simplex.
 _IPM_COLUMNS = 1_000
+# Relative duality gap at which the interior-point solver stops, outside column generation.
+# HiGHS's 1e-8 default spent half the time of the larger LPs on digits MAT is not reported
+# to (heterogeneous all-to-all edge MCF: 140 -> 104 CPU-s, T within 1e-6).
+IPM_GAP = 1e-6
 # Column generation stops once T is provably within this share of the optimum.
 MCF_GAP = 1e-4
 # It starts from each plane's K shortest paths: with one, it took many rounds, each an LP
-# solved from scratch.
-MCF_START_PATHS = 4
+# solved from scratch (heterogeneous 686-host permutation: 83 CPU-s from 1, 62 from 4, 46
+# from 8).
+MCF_START_PATHS = 8
 _FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 # A generated column must raise T by more than this per unit of flow to be worth another round.
 _REDUCED_COST_TOLERANCE = 1e-7
@@ -134,11 +139,31 @@ class PathCatalogue:
         self.planes = planes
         self.seed = seed
         self.ksp_depth = ksp_depth
+        # Planes wired alike rank their paths alike, as copies of one plane running one
+        # routing config would: each plane is looked up as the first plane with its wiring.
+        self._twin = [
+            next(q for q in range(p + 1) if np.array_equal(planes.edges[q], edges))
+            for p, edges in enumerate(planes.edges)
+        ]
         self._around = [neighbours(planes.switches, e) for e in planes.edges]
         self._dist = [planes.hops(p) for p in range(planes.planes)]
         # (plane, s, t) -> (paths, K they were asked for, whether every smaller K is a prefix)
         self._ksp: dict[tuple[int, int, int], tuple[list[Path], int, bool]] = {}
         self._layer_next_hop: list[np.ndarray] | None = None
+        self._single: PathCatalogue | None = None
+
+    def single_plane(self) -> PathCatalogue | None:
+        """A catalogue of the first plane alone when every plane is a copy of it (wiring,
+        link and uplink rates), else None; it shares this one's paths of that plane."""
+        one = _one_plane(self.planes)
+        if one is None:
+            return None
+        if self._single is None:
+            self._single = PathCatalogue(
+                one, self.seed, max(1, self.ksp_depth // self.planes.planes)
+            )
+            self._single._ksp = self._ksp
+        return self._single
 
     def hops(self, plane: int) -> np.ndarray:
         return self._dist[plane]
@@ -155,7 +180,7 @@ class PathCatalogue:
 
     def prepare_ksp(self, pairs: list[tuple[int, int]], k: int) -> None:
         depth = max(k, self.ksp_depth)
-        for plane in range(self.planes.planes):
+        for plane in sorted(set(self._twin)):
             for s, t in pairs:
                 known = self._ksp.get((plane, s, t))
                 if s != t and (known is None or known[1] < k):
@@ -165,6 +190,7 @@ class PathCatalogue:
     def ksp(self, plane: int, s: int, t: int, k: int) -> list[Path]:
         if s == t:
             return [(s,)]
+        plane = self._twin[plane]
         found, depth, nested = self._ksp[(plane, s, t)]
         if k < depth and not nested:
             return self._ranked(plane, s, t, k)[0]
@@ -460,10 +486,8 @@ def ecmp_dag_throughput(
             t_bound, float(np.min(traffic.pairs * uplink[traffic.plane] / traffic.demand))
         )
     inter = traffic.src != traffic.dst
-    cols: list[np.ndarray] = []  # per block: link id of every flow column
-    conservation: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    supply: list[tuple[np.ndarray, np.ndarray]] = []  # (row, demand) of T per row
-    n_cols, n_rows = 0, 0
+    # Every commodity is pinned to one plane, so the planes share nothing but T: the largest
+    # T is the smallest of each plane's own, and N small LPs solve faster than one large one.
     for plane, edges in enumerate(planes.edges):
         mine = inter & (traffic.plane == plane)
         if not np.any(mine):
@@ -474,30 +498,47 @@ def ecmp_dag_throughput(
             return None
         if np.any(~np.isfinite(d[traffic.src[mine], traffic.dst[mine]])):
             raise ValueError("an ECMP commodity has no path in its plane")
-        u, v = np.nonzero(tables[plane] >= 0)
-        link = tables[plane][u, v]
-        dests = np.unique(traffic.dst[mine])
-        for t in dests.tolist():
-            on = d[u, t] == d[v, t] + 1
-            col = n_cols + np.arange(int(on.sum()), dtype=np.int64)
-            # Row n_rows + node: conservation of the flow towards t at that node.
-            conservation.append(
-                (
-                    np.concatenate([n_rows + u[on], n_rows + v[on]]),
-                    np.concatenate([col, col]),
-                    np.concatenate([np.ones(len(col)), -np.ones(len(col))]),
-                )
+        t_bound = min(
+            t_bound,
+            _dag_plane_throughput(planes, traffic, mine, d, tables[plane], capacity / unit_gbps),
+        )
+    return float(t_bound * unit_gbps) if np.isfinite(t_bound) else float("inf")
+
+
+def _dag_plane_throughput(
+    planes: PlaneSet,
+    traffic: PlaneTraffic,
+    mine: np.ndarray,
+    dist: np.ndarray,
+    table: np.ndarray,
+    link_capacity: np.ndarray,
+) -> float:
+    """The largest T (in units) of one plane's commodities `mine` on its shortest-path DAGs."""
+    cols: list[np.ndarray] = []  # per destination: link id of every flow column
+    conservation: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    supply: list[tuple[np.ndarray, np.ndarray]] = []  # (row, demand) of T per row
+    n_cols, n_rows = 0, 0
+    u, v = np.nonzero(table >= 0)
+    link = table[u, v]
+    for t in np.unique(traffic.dst[mine]).tolist():
+        on = dist[u, t] == dist[v, t] + 1
+        col = n_cols + np.arange(int(on.sum()), dtype=np.int64)
+        # Row n_rows + node: conservation of the flow towards t at that node.
+        conservation.append(
+            (
+                np.concatenate([n_rows + u[on], n_rows + v[on]]),
+                np.concatenate([col, col]),
+                np.concatenate([np.ones(len(col)), -np.ones(len(col))]),
             )
-            cols.append(link[on])
-            toward = mine & (traffic.dst == t)
-            need = np.zeros(planes.switches)
-            np.add.at(need, traffic.src[toward], traffic.demand[toward])
-            need[t] = -need.sum()
-            supply.append((n_rows + np.arange(planes.switches), need))
-            n_cols += len(col)
-            n_rows += planes.switches
-    if not cols:
-        return float(t_bound * unit_gbps) if np.isfinite(t_bound) else float("inf")
+        )
+        cols.append(link[on])
+        toward = mine & (traffic.dst == t)
+        need = np.zeros(planes.switches)
+        np.add.at(need, traffic.src[toward], traffic.demand[toward])
+        need[t] = -need.sum()
+        supply.append((n_rows + np.arange(planes.switches), need))
+        n_cols += len(col)
+        n_rows += planes.switches
     # Columns: one copy of T per destination block, chained equal (a single T column would
     # make the interior-point factorisation dense), then the flows.
     blocks = len(cols)
@@ -513,24 +554,21 @@ def ecmp_dag_throughput(
         np.zeros(n_rows),
         np.zeros(n_rows),
     )
-    link_of_col = np.concatenate(cols)
+    # Link rows are numbered within the plane: its link ids are consecutive.
+    first, n_links = int(link.min()), len(link)
     lp.block(
-        link_of_col,
+        np.concatenate(cols) - first,
         blocks + np.arange(n_cols, dtype=np.int64),
         np.ones(n_cols),
-        np.full(len(capacity), -np.inf),
-        capacity / unit_gbps,
+        np.full(n_links, -np.inf),
+        link_capacity[first : first + n_links],
     )
     _equal_chain(lp, blocks)
-    col_upper = np.full(blocks + n_cols, np.inf)
-    col_upper[:blocks] = t_bound
-    return _solve(lp, blocks + n_cols, col_upper)[0] * unit_gbps
+    return _solve(lp, blocks + n_cols, np.inf)[0]
 
 
-def _identical_planes_mcf(planes: PlaneSet, traffic: PlaneTraffic, unit_gbps: float) -> float:
-    """Edge MCF; over N identical planes it is N times one plane's: averaging any solution
-    over the N plane relabellings gives a feasible one with every plane carrying 1/N, so one
-    plane at T / N is optimal (traffic not pinned to planes)."""
+def _one_plane(planes: PlaneSet) -> PlaneSet | None:
+    """The first plane alone, when there are several and all are copies of it."""
     first = planes.edges[0]
     same = all(
         np.array_equal(edges, first)
@@ -538,12 +576,31 @@ def _identical_planes_mcf(planes: PlaneSet, traffic: PlaneTraffic, unit_gbps: fl
         and planes.uplink_gbps[p] == planes.uplink_gbps[0]
         for p, edges in enumerate(planes.edges)
     )
-    if planes.planes == 1 or not same or np.any(traffic.plane >= 0):
-        return mcf_edge_throughput(planes, traffic, unit_gbps)
-    one = replace(
+    if planes.planes == 1 or not same:
+        return None
+    return replace(
         planes, edges=(first,), link_gbps=planes.link_gbps[:1], uplink_gbps=planes.uplink_gbps[:1]
     )
-    return planes.planes * mcf_edge_throughput(one, traffic, unit_gbps)
+
+
+def _copies_of_one_plane(scheme: str, k: int | None, planes: int) -> tuple[int, int | None]:
+    """Over identical planes, whether a scheme's MAT is `copies` times one plane's with K = the
+    second value; (0, None) when not. An LP whose paths are the same in every plane it uses is
+    symmetric under relabelling those planes: averaging an optimum over the relabellings keeps
+    T and gives each plane 1/copies of every commodity, which one plane must then carry at
+    T / copies; and copying one plane's optimum into each gives T. ECMP pins each pair to a
+    hashed plane and FatPaths draws each plane's layers with its own seed: neither is
+    symmetric."""
+    if scheme in ("mcf", "ksp"):
+        return planes, k
+    if scheme == "ksp-total" and k is not None and k >= 1:
+        # ksp-total ranks equal planes' paths in turn: K < N takes the shortest path of the
+        # first K planes, K = qN the q shortest of every plane.
+        if k < planes:
+            return k, 1
+        if k % planes == 0:
+            return planes, k // planes
+    return 0, None
 
 
 def mcf_throughput(
@@ -664,6 +721,8 @@ def _solve(
             # Postsolve of an interior solution spoils the duals column generation prices
             # with. Elsewhere presolve stays on: it makes these LPs 2-3 times faster.
             solver.setOptionValue("presolve", "off")
+        else:
+            solver.setOptionValue("ipm_optimality_tolerance", IPM_GAP)
     solver.passModel(model)
     solver.run()
     status = solver.getModelStatus()
@@ -691,11 +750,24 @@ def plane_throughput(
     """MAT of one scheme for a host traffic pattern (pairs from `host_pattern`)."""
     planes = catalogue.planes
     unit = unit_gbps or min(planes.uplink_gbps)
+    single = catalogue.single_plane()
+    copies, k_one = _copies_of_one_plane(scheme, k, planes.planes)
+    if single is not None and copies:
+        one = plane_throughput(
+            single, pairs, scheme if scheme != "ksp-total" else "ksp", k_one, unit
+        )
+        return replace(
+            one,
+            scheme=scheme,
+            k=k,
+            throughput_gbps=copies * one.throughput_gbps,
+            extra={**one.extra, "copies_of_one_plane": float(copies)},
+        )
     traffic = plane_traffic(planes, pairs, pin_planes=scheme == "ecmp", seed=catalogue.seed)
     if scheme == "mcf" and not traffic.one_to_one:
         # Many commodities per source (all-to-all): the source-aggregated edge LP is several
         # times faster than column generation and has the same optimum.
-        value = _identical_planes_mcf(planes, traffic, unit)
+        value = mcf_edge_throughput(planes, traffic, unit)
         return PlaneThroughput(scheme, None, value, len(traffic.src), 0)
     if scheme == "ecmp":
         dag = ecmp_dag_throughput(planes, traffic, catalogue.distances(), unit)
