@@ -1,4 +1,6 @@
 # Type stub of the Rust extension module built from native/ (tests/test_native_stub.py checks it).
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -41,6 +43,9 @@ def read_shell_addresses(
     tuple[list[tuple[int, str, str]], list[tuple[int, str, str]], list[tuple[int, str]]] | None
 ): ...
 def read_host_plans(paths: list[str]) -> list[list[tuple[int, str, str]] | None]: ...
+def load_plain_yaml(
+    text: str, max_nesting: int
+) -> tuple[Any, dict[tuple[str | int, ...], int], list[tuple[str | int, ...]]] | None: ...
 
 class PacketSimulator:
     def __init__(

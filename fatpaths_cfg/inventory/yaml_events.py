@@ -38,6 +38,10 @@ class _Scalars:
         text = event.value
         if not event.implicit[0] or event.tag == "!":
             return text
+        return self.plain(text)
+
+    def plain(self, text: str) -> Any:
+        """A plain scalar's value."""
         tag = self.tag(text)
         if tag == _STR:
             return text
@@ -50,6 +54,30 @@ class _Scalars:
             if pattern.match(text):
                 return str(tag)
         return _STR
+
+
+def build_from_plain_text(text: str, max_nesting: int) -> tuple[Any, dict[PathKey, int]] | None:
+    """(value, line of every path) of a document in the plain block style `topo generate`
+    writes, parsed natively without libyaml's events; None when the text leaves that subset.
+    The native parser types what a plain scalar's spelling decides; the rest (numbers other
+    than plain decimals, dates, `.inf`) is typed here by the same resolver table."""
+    from fatpaths_cfg._native import load_plain_yaml
+
+    loaded = load_plain_yaml(text, max_nesting)
+    if loaded is None:
+        return None
+    value, lines, untyped = loaded
+    scalars = _Scalars()
+    for path in untyped:
+        *parents, last = path
+        container = value
+        for key in parents:
+            container = container[key]
+        try:
+            container[last] = scalars.plain(container[last])
+        except _NodePath:
+            return None
+    return value, lines
 
 
 def build_from_events(parser: Any, max_nesting: int) -> tuple[Any, dict[PathKey, int]] | None:

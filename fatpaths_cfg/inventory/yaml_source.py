@@ -32,7 +32,7 @@ from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
 from fatpaths_cfg.errors import UserError, UserErrors
-from fatpaths_cfg.inventory.yaml_events import build_from_events
+from fatpaths_cfg.inventory.yaml_events import build_from_events, build_from_plain_text
 
 PathKey = tuple[str | int, ...]
 
@@ -353,8 +353,14 @@ def _python_compose(text: str, file: str) -> tuple[yaml.Node | None, set[int]]:
 
 
 def _from_events(text: str, file: str) -> tuple[Any, SourceMap] | None:
-    """A plain document built straight from libyaml's events; None when it needs nodes."""
-    if _libyaml_loader() is None or Reader.NON_PRINTABLE.search(text):
+    """A plain document built natively or straight from libyaml's events; None when it
+    needs nodes."""
+    if Reader.NON_PRINTABLE.search(text):
+        return None
+    plain = build_from_plain_text(text, MAX_NESTING)
+    if plain is not None:
+        return plain[0], SourceMap(file, plain[1])
+    if _libyaml_loader() is None:
         return None
     from yaml._yaml import CParser
 

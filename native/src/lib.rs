@@ -7,6 +7,7 @@ pub mod address_lines;
 pub mod deadlock;
 pub mod graph;
 pub mod layers;
+pub mod plain_yaml;
 pub mod route_lines;
 pub mod routing;
 pub mod sim;
@@ -27,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(address_lines::python::read_host_plans, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_yaml::python::load_plain_yaml, m)?)?;
     m.add_class::<sim::python::PacketSimulator>()?;
     Ok(())
 }
