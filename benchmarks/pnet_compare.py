@@ -18,7 +18,11 @@ hop count with 0..50% of links failed at random. Serial 400G's MAT is serial 100
 multiplying every capacity of an LP by four multiplies its optimum by four, so it is not solved
 again (`--solve-400g` solves it anyway). Serial 400G and 100G share their hop counts.
 
-    PYTHONPATH=. python benchmarks/pnet_compare.py [--seed N] [--figure F] [--json] [--jobs 2]
+    PYTHONPATH=. python benchmarks/pnet_compare.py [--seeds 1] [--figure F] [--json] [--jobs 2]
+
+`--seeds 1,2,3,4,5` repeats everything on newly drawn fabrics (and traffic) per seed, as the
+paper does ("at least five times, each time with a newly instantiated topology"), and prints
+each figure as mean +- standard deviation over the seeds.
 
 Each fabric's permutation study, all-to-all study and all-to-all MCF run as separate tasks on
 `--jobs` worker processes (every HiGHS solver has one thread); the CPU time printed at the end
@@ -39,6 +43,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fatpaths_cfg.analysis.plane_report import PlaneStudy, planes_plot, study_planes
 from fatpaths_cfg.analysis.plane_throughput import fatpaths_next_hops
 from fatpaths_cfg.analysis.planes import PlaneSet, jellyfish_planes
@@ -51,6 +57,9 @@ PAPER = {
     "K to saturate 4 planes": "32 (Fig. 8c: N planes need N times the serial K of 8)",
     "hop count at 40% failed": "serial +22%, homogeneous +3% (Fig. 14)",
 }
+
+
+FABRICS = ("serial-400G", "serial-100G", "homogeneous-4x100G", "heterogeneous-4x100G")
 
 
 def fabrics(seed: int) -> dict[str, PlaneSet]:
@@ -91,19 +100,28 @@ def summary_rows(results: dict[str, dict[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for name, result in results.items():
+        spread = result.get("max_achievable_throughput_std", {})
         for pattern, row in result["max_achievable_throughput_gbps"].items():
             # Normalised to serial 100G's best: its MCF, or its largest-K KSP without one.
             ref = base[pattern].get("mcf") or max(base[pattern]["ksp-total"].values())
+            std = spread.get(pattern, {})
 
-            def rel(v: float, ref: float = ref) -> str:
-                return f"{v:.1f} ({v / ref:.2f}x)"
+            def rel(scheme: str, ref: float = ref, row: Any = row, std: Any = std) -> str:
+                if scheme not in row:
+                    return "-"
+                v = row[scheme]
+                plus = f" +- {std[scheme]:.1f}" if scheme in std else ""
+                return f"{v:.1f}{plus} ({v / ref:.2f}x)"
 
             ksp = row.get("ksp-total", {})
-            sweep = ", ".join(f"{k}: {v / ref:.2f}x" for k, v in ksp.items())
-            mcf = rel(row["mcf"]) if "mcf" in row else "-"
+            ksp_std = std.get("ksp-total", {})
+            sweep = ", ".join(
+                f"{k}: {v / ref:.2f}x" + (f" +- {ksp_std[k] / ref:.2f}" if k in ksp_std else "")
+                for k, v in ksp.items()
+            )
             lines.append(
-                f"| {name} | {pattern} | {mcf} | {rel(row['ecmp'])} | "
-                f"{rel(row['fatpaths']) if 'fatpaths' in row else '-'} | {sweep} |"
+                f"| {name} | {pattern} | {rel('mcf')} | {rel('ecmp')} | {rel('fatpaths')} | "
+                f"{sweep} |"
             )
     return lines
 
@@ -119,9 +137,105 @@ def hop_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             continue
         points = result["hops_under_failures"]
         base = points[0]["mean_hops"]
-        cells = [f"{p['mean_hops']:.3f} ({p['mean_hops'] / base - 1:+.0%})" for p in points]
+        cells = [
+            f"{p['mean_hops']:.3f}"
+            + (f" +- {p['mean_hops_std']:.3f}" if "mean_hops_std" in p else "")
+            + f" ({p['mean_hops'] / base - 1:+.0%})"
+            for p in points
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
+
+
+def studies(args: argparse.Namespace, seed: int) -> dict[str, PlaneStudy]:
+    """What one seed runs, by kind: each is a task per fabric."""
+    permutation = PlaneStudy(
+        patterns=("permutation",),
+        schemes=("mcf", "ecmp", "fatpaths", "ksp-total"),
+        k_values=tuple(int(k) for k in args.k.split(",")),
+        failure_shares=tuple(float(f) for f in args.failures.split(",")),
+        trials=args.trials,
+        seed=seed,
+    )
+    all_to_all = PlaneStudy(
+        patterns=("all-to-all",),
+        schemes=("ecmp", "fatpaths", "ksp-total"),
+        k_values=tuple(int(k) for k in args.k_all_to_all.split(",")),
+        failure_shares=(),
+        trials=1,
+        seed=seed,
+    )
+    kinds = {"permutation": permutation, "all-to-all": all_to_all}
+    if args.all_to_all_mcf:
+        # All-to-all MCF is a study of its own: the largest single LP, it runs beside the others.
+        kinds["all-to-all mcf"] = replace(all_to_all, schemes=("mcf",), k_values=())
+    return kinds
+
+
+def merged(
+    solved: dict[tuple[str, PlaneStudy, int], dict[str, Any]],
+    kinds: dict[str, PlaneStudy],
+    seed: int,
+    solve_400g: bool,
+) -> dict[str, dict[str, Any]]:
+    """One seed's result per fabric: its tasks' results joined."""
+    results: dict[str, dict[str, Any]] = {}
+    for name in FABRICS:
+        if name == "serial-400G" and not solve_400g:
+            continue
+        result = results[name] = solved[(name, kinds["permutation"], seed)]
+        dense: dict[str, Any] = {}
+        for kind in ("all-to-all mcf", "all-to-all"):
+            if kind not in kinds:
+                continue
+            part = solved[(name, kinds[kind], seed)]
+            dense.update(part["max_achievable_throughput_gbps"]["all-to-all"])
+            for key, value in part["cpu_seconds"].items():
+                result["cpu_seconds"][key] += value
+        result["max_achievable_throughput_gbps"]["all-to-all"] = dense
+    if not solve_400g:
+        results = {"serial-400G": scaled(results["serial-100G"], "serial-400G", 4.0), **results}
+    return results
+
+
+def mean_over_seeds(per_seed: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Every MAT and hop count as the mean over seeds, with its standard deviation beside it
+    (`max_achievable_throughput_std`, `mean_hops_std`); the figure plots the means."""
+
+    def combine(values: list[Any]) -> tuple[Any, Any]:
+        if isinstance(values[0], dict):
+            pairs = {key: combine([v[key] for v in values]) for key in values[0]}
+            return {k: m for k, (m, _) in pairs.items()}, {k: d for k, (_, d) in pairs.items()}
+        return round(float(np.mean(values)), 3), round(float(np.std(values)), 3)
+
+    out: dict[str, dict[str, Any]] = {}
+    for name, first in per_seed[0].items():
+        runs = [seeded[name] for seeded in per_seed]
+        mean, std = combine([run["max_achievable_throughput_gbps"] for run in runs])
+        points = []
+        for index, point in enumerate(first["hops_under_failures"]):
+            hops = [run["hops_under_failures"][index]["mean_hops"] for run in runs]
+            cut = [run["hops_under_failures"][index]["unreachable"] for run in runs]
+            points.append(
+                {
+                    **point,
+                    "mean_hops": round(float(np.mean(hops)), 4),
+                    "mean_hops_std": round(float(np.std(hops)), 4),
+                    "unreachable": round(float(np.mean(cut)), 4),
+                }
+            )
+        out[name] = {
+            **first,
+            "seed": [run["seed"] for run in runs],
+            "max_achievable_throughput_gbps": mean,
+            "max_achievable_throughput_std": std,
+            "hops_under_failures": points,
+            "cpu_seconds": {
+                key: round(sum(run["cpu_seconds"][key] for run in runs), 1)
+                for key in first["cpu_seconds"]
+            },
+        }
+    return out
 
 
 def _study(name: str, study: PlaneStudy, layer_args: tuple[int, float, int]) -> dict[str, Any]:
@@ -134,7 +248,9 @@ def _study(name: str, study: PlaneStudy, layer_args: tuple[int, float, int]) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--seeds", default="1", help="fabric and traffic seeds, comma-separated (mean +- std)"
+    )
     parser.add_argument("--k", default="1,2,4,8,16,32", help="K values of ksp-total")
     parser.add_argument(
         "--k-all-to-all",
@@ -164,56 +280,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     wall, cpu = time.perf_counter(), time.process_time()
-    permutation = PlaneStudy(
-        patterns=("permutation",),
-        schemes=("mcf", "ecmp", "fatpaths", "ksp-total"),
-        k_values=tuple(int(k) for k in args.k.split(",")),
-        failure_shares=tuple(float(f) for f in args.failures.split(",")),
-        trials=args.trials,
-        seed=args.seed,
-    )
-    all_to_all = PlaneStudy(
-        patterns=("all-to-all",),
-        schemes=("ecmp", "fatpaths", "ksp-total"),
-        k_values=tuple(int(k) for k in args.k_all_to_all.split(",")),
-        failure_shares=(),
-        trials=1,
-        seed=args.seed,
-    )
-    # All-to-all MCF is a study of its own: the largest single LP, it runs beside the others.
-    all_to_all_mcf = replace(all_to_all, schemes=("mcf",), k_values=())
-    names = [n for n in fabrics(args.seed) if n != "serial-400G" or args.solve_400g]
-    tasks = [(n, permutation) for n in names] + [(n, all_to_all) for n in names]
-    if args.all_to_all_mcf:
-        tasks += [(n, all_to_all_mcf) for n in names]
-    layer_args = (args.layers, args.rho, args.seed)
+    seeds = [int(seed) for seed in args.seeds.split(",")]
+    kinds = {seed: studies(args, seed) for seed in seeds}
+    names = [n for n in FABRICS if n != "serial-400G" or args.solve_400g]
+    tasks = [(n, study, seed) for seed in seeds for study in kinds[seed].values() for n in names]
     with ProcessPoolExecutor(args.jobs) as pool:
         # Heterogeneous planes' LPs are the largest: start them first.
         order = sorted(tasks, key=lambda task: "heterogeneous" not in task[0])
-        futures = {task: pool.submit(_study, *task, layer_args) for task in order}
+        futures = {
+            task: pool.submit(_study, task[0], task[1], (args.layers, args.rho, task[2]))
+            for task in order
+        }
         solved = {task: future.result() for task, future in futures.items()}
-    results: dict[str, dict[str, Any]] = {}
-    for name in names:
-        results[name] = solved[(name, permutation)]
-        parts = [solved[(name, all_to_all)]]
-        if args.all_to_all_mcf:
-            parts.insert(0, solved[(name, all_to_all_mcf)])
-        dense: dict[str, Any] = {}
-        for part in parts:
-            dense.update(part["max_achievable_throughput_gbps"]["all-to-all"])
-            for key, value in part["cpu_seconds"].items():
-                results[name]["cpu_seconds"][key] += value
-        results[name]["max_achievable_throughput_gbps"]["all-to-all"] = dense
-    if not args.solve_400g:
-        results = {"serial-400G": scaled(results["serial-100G"], "serial-400G", 4.0), **results}
+    per_seed = [merged(solved, kinds[seed], seed, args.solve_400g) for seed in seeds]
+    results = per_seed[0] if len(seeds) == 1 else mean_over_seeds(per_seed)
     own = resource.getrusage(resource.RUSAGE_SELF)
     workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds = time.perf_counter() - wall
     cpu_seconds = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime - cpu
 
+    which = f"seed {seeds[0]}" if len(seeds) == 1 else f"mean of seeds {args.seeds}"
     title = (
         f"P-Net 686 hosts (98 racks x 7, Jellyfish k'=7), permutation + all-to-all, "
-        f"seed {args.seed}, failures {args.trials} trials"
+        f"{which}, failures {args.trials} trials"
     )
     args.figure.parent.mkdir(parents=True, exist_ok=True)
     curves = [r for n, r in results.items() if n != "serial-400G" or args.solve_400g]

@@ -17,11 +17,14 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.fabric import Fabric
-from fatpaths_cfg.inventory.schema import AddressingSpec
+
+if TYPE_CHECKING:
+    # Annotations only: reading a compiled fabric back needs no pydantic models.
+    from fatpaths_cfg.inventory.schema import AddressingSpec
 
 MAX_VLAN = 4094
 V6_SUBNET_PREFIX = 64

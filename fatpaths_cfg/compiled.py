@@ -12,16 +12,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
-from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.routing import Routing
+
+if TYPE_CHECKING:
+    # Annotations only: reading a compiled fabric back needs no pydantic models.
+    from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
 
 SCHEMA = "fatpaths.fabric/1"
 

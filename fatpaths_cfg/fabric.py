@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fatpaths_cfg.errors import ErrorCollector
-from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
-from fatpaths_cfg.inventory.schema import ENDPOINT, InventorySpec, parse_speed_gbps
+from fatpaths_cfg.inventory.rules import ENDPOINT, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
 from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.topologies.base import island_labels
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
+
+    from fatpaths_cfg.inventory.load import LoadedInventory
+    from fatpaths_cfg.inventory.schema import InventorySpec
 
 
 @dataclass(frozen=True)
@@ -716,5 +718,7 @@ def _build_fabric(loaded: LoadedInventory) -> Fabric:
 def load_fabric(inventory: Path) -> tuple[LoadedInventory, Fabric]:
     """Inventory file -> its validated fabric. Here rather than in `api`, so that commands
     that only look at the cabling (topo show) do not import the renderers and reports."""
+    from fatpaths_cfg.inventory.load import load_inventory
+
     loaded = load_inventory(inventory)
     return loaded, build_fabric(loaded)

@@ -7,7 +7,6 @@ start a new config line, quote, comment or escape in any target syntax.
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -22,17 +21,12 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from fatpaths_cfg.inventory.rules import ENDPOINT, SAFE_NAME, SAFE_PORT, parse_speed_gbps
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHM_NAMES
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
-SAFE_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
-SAFE_PORT = r"^[A-Za-z][A-Za-z0-9/._-]{0,31}$"
-ENDPOINT = re.compile(
-    r"^(?P<switch>[A-Za-z][A-Za-z0-9_-]{0,62}):(?P<port>[A-Za-z][A-Za-z0-9/._-]{0,31})$"
-)
 # P-Net (CoNEXT'22) attaches a host to at most 8 parallel planes.
 MAX_PLANES = 8
-SPEED = re.compile(r"^(?P<value>[0-9]+(\.[0-9]+)?)\s*(?P<unit>[MGT])$")
 
 if TYPE_CHECKING:
     LayerAlgorithmName = str
@@ -66,24 +60,6 @@ class _PlatformChoices:
 PlatformName = Annotated[str, AfterValidator(_registered_platform), _PlatformChoices]
 Name = Annotated[str, Field(pattern=SAFE_NAME)]
 PortName = Annotated[str, Field(pattern=SAFE_PORT)]
-
-
-def parse_speed_gbps(value: str | int | float) -> float:
-    """'100G' -> 100.0, '400M' -> 0.4, 25 -> 25.0 (bare numbers are Gb/s)."""
-    if isinstance(value, bool):
-        raise ValueError("must be a speed such as 100G, 25G or 400M")
-    if isinstance(value, int | float):
-        if value <= 0:
-            raise ValueError("must be positive")
-        return float(value)
-    match = SPEED.match(value.strip())
-    if not match:
-        raise ValueError(f"{value!r} is not a speed (write e.g. 100G, 25G or 400M)")
-    scale = {"M": 1e-3, "G": 1.0, "T": 1e3}[match["unit"]]
-    gbps = float(match["value"]) * scale
-    if gbps <= 0:
-        raise ValueError("must be positive")
-    return gbps
 
 
 def _ip_address_text(value: str) -> str:
