@@ -10,6 +10,7 @@ the caller sees its real exception.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -33,6 +34,9 @@ class Beside(Generic[T]):
         pid = os.fork()
         if pid == 0:  # the child: never returns into the caller's code
             status = 1
+            # A collection would walk (and so copy, page by page) the caller's whole heap;
+            # the child lives for one piece of work and leaves by _exit.
+            gc.disable()
             try:
                 os.close(read_end)
                 payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
