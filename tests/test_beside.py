@@ -39,7 +39,7 @@ def test_a_failing_child_reruns_in_the_caller_with_the_real_exception() -> None:
 
 
 def test_a_result_that_cannot_be_sent_is_computed_in_the_caller() -> None:
-    with beside(lambda: (lambda: 1)) as other:  # a lambda does not pickle
+    with beside(lambda: lambda: 1) as other:  # a lambda does not pickle
         value = other.result()
     assert value() == 1
 
