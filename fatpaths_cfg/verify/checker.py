@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -110,6 +113,8 @@ class ForwardingCheck:
     # Per layer number: (switch, destination, next hop) of every route that names a neighbour,
     # sound or not (a faulty route still forwards, so it still makes packets wait).
     triples: dict[int, np.ndarray] = field(default_factory=dict)
+    # What check_forwarding's `derive` computed from the triples.
+    derived: Any = None
 
     @property
     def ok(self) -> bool:
@@ -534,8 +539,12 @@ class _Checker:
         return path, "arrives"
 
     def check_routes(self) -> None:
+        self.check_resolved(*self.resolve_routes())
+
+    def resolve_routes(self) -> tuple[_RouteArrays, set[tuple[int, int, int]]]:
+        """Routes as arrays, and the result's triples per layer; (routes, (table, switch,
+        host's switch) the static MAC check already named)."""
         started = time.perf_counter()
-        parsed = self.parsed
         vlan = self.index.encoding == "vlan"
         already: set[tuple[int, int, int]] = set()
         if vlan:
@@ -555,6 +564,10 @@ class _Checker:
                 found if previous is None else np.concatenate([previous, found])
             )
         self.result.seconds["resolve"] = time.perf_counter() - started
+        return r, already
+
+    def check_resolved(self, r: _RouteArrays, already: set[tuple[int, int, int]]) -> None:
+        parsed = self.parsed
         started = time.perf_counter()
         fault = self.route_faults(r)
         hop, row = self.primary_tables(r)
@@ -945,18 +958,28 @@ class _Checker:
                 )
 
 
-def check_forwarding(loaded: LoadedCompiled, parsed: ParsedConfigs) -> ForwardingCheck:
+def check_forwarding(
+    loaded: LoadedCompiled,
+    parsed: ParsedConfigs,
+    derive: Callable[[dict[int, np.ndarray]], Any] | None = None,
+) -> ForwardingCheck:
     """Check one platform's rendered configs against `fabric.json`; findings say what is wrong
-    and where, and are empty when every layer forwards every pair correctly."""
+    and where, and are empty when every layer forwards every pair correctly. `derive`, given
+    the routes' triples per layer, runs beside the walks; its value is the result's `derived`."""
     started = time.perf_counter()
     checker = _Checker(loaded, parsed)
     checker.result.seconds["reference"] = time.perf_counter() - started
     checker.check_inputs()
-    # The address checks share nothing with the route checks but their inputs: on a second
-    # core they take their 1 to 2 s of a large fabric's verify off the critical path.
+    # The address checks share nothing with the route checks but their inputs, and what is
+    # derived from the routes (the deadlock analysis) needs only the resolved routes: on more
+    # cores they leave the walks alone on the critical path.
     with beside(checker.address_part) as addresses:
-        checker.check_routes()
-        findings, host_addresses, seconds = addresses.result()
+        resolved = checker.resolve_routes()
+        triples = checker.result.triples
+        with beside(partial(derive, triples)) if derive else nullcontext() as derived:
+            checker.check_resolved(*resolved)
+            findings, host_addresses, seconds = addresses.result()
+            checker.result.derived = derived.result() if derived else None
     checker.result.findings.extend(findings)
     checker.result.host_addresses += host_addresses
     checker.result.seconds["addresses"] = seconds

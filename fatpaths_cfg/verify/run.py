@@ -92,14 +92,16 @@ def _covers(loaded: LoadedCompiled, platform: str) -> bool:
     )
 
 
-def layer_dependencies(loaded: LoadedCompiled, check: ForwardingCheck) -> dict[int, np.ndarray]:
+def layer_dependencies(
+    loaded: LoadedCompiled, triples_of: dict[int, np.ndarray]
+) -> dict[int, np.ndarray]:
     """Channel dependency graph of each layer's rendered routes. Only routes towards switches
     with hosts carry traffic (fat-tree cores, OFT L1 have none), so only they can wait."""
     nr = loaded.fabric.nr
     endpoints = np.array([bool(h) for h in loaded.fabric.hosts_of_switch], dtype=bool)
     deps = {}
-    for layer in sorted(check.triples):
-        triples = check.triples[layer]
+    for layer in sorted(triples_of):
+        triples = triples_of[layer]
         kept = triples[endpoints[triples[:, 1]]]
         deps[layer] = route_dependencies(nr, kept[:, 0], kept[:, 1], kept[:, 2])
     return deps
@@ -126,19 +128,26 @@ def verify_output(
     loaded = load_compiled(directory)
     report = VerifyReport(directory, loaded.fabric.name, require_lossless=require_lossless)
     report.seconds["load"] = time.perf_counter() - started
+
+    def deadlock_and_pfc(
+        triples: dict[int, np.ndarray],
+    ) -> tuple[list[LayerDeadlock], PfcPlan, float]:
+        started = time.perf_counter()
+        deps = layer_dependencies(loaded, triples)
+        verdicts = layer_deadlock(loaded, deps)
+        cycle_free = {verdict.layer: verdict.cycle_free for verdict in verdicts}
+        pfc = assign_pfc_classes(deps, max_lossless_classes, cycle_free)
+        return verdicts, pfc, time.perf_counter() - started
+
     for platform in select_platforms(loaded, platforms):
         started = time.perf_counter()
         parsed = read_configs(loaded, platform)
         read_seconds = time.perf_counter() - started
-        check = check_forwarding(loaded, parsed)
+        # The CDG is a property of the routes, identical across platforms when all verify;
+        # the first platform's rendered routes stand for them.
+        first = not report.checks
+        check = check_forwarding(loaded, parsed, deadlock_and_pfc if first else None)
         check.seconds["read"] = read_seconds
         report.checks.append(check)
-    started = time.perf_counter()
-    # The CDG is a property of the routes, identical across platforms when all verify; the
-    # first platform's rendered routes stand for them.
-    deps = layer_dependencies(loaded, report.checks[0])
-    report.deadlock = layer_deadlock(loaded, deps)
-    cycle_free = {verdict.layer: verdict.cycle_free for verdict in report.deadlock}
-    report.pfc = assign_pfc_classes(deps, max_lossless_classes, cycle_free)
-    report.seconds["deadlock"] = time.perf_counter() - started
+    report.deadlock, report.pfc, report.seconds["deadlock"] = report.checks[0].derived
     return report
