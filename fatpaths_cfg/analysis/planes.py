@@ -133,20 +133,6 @@ def simple_paths_within(
     return found
 
 
-def k_shortest_paths(
-    around: list[list[int]],
-    dist_to_t: np.ndarray,
-    s: int,
-    t: int,
-    k: int,
-    rng: np.random.Generator,
-) -> list[Path]:
-    """The k shortest simple s-t paths, shortest first; ties between paths of equal length are
-    ranked at random from `rng` (a fixed order, such as DFS order, would pile the first paths
-    onto one first hop)."""
-    return nested_shortest_paths(around, dist_to_t, s, t, k, rng)[0]
-
-
 def nested_shortest_paths(
     around: list[list[int]],
     dist_to_t: np.ndarray,
@@ -155,10 +141,13 @@ def nested_shortest_paths(
     k: int,
     rng: np.random.Generator,
 ) -> tuple[list[Path], bool]:
-    """`k_shortest_paths`, and whether every smaller k's answer (from the same rng seed) is a
-    prefix of it. It is unless the search hit its pool of paths: a smaller k stops at a shorter
-    length, where it sees every path of each length, while a capped search may have missed some
-    of them, and the ranking of a length's ties depends on how many there are."""
+    """The k shortest simple s-t paths, shortest first, and whether every smaller k's answer
+    (from the same rng seed) is a prefix of them. Ties between paths of equal length are
+    ranked at random from `rng` (a fixed order, such as DFS order, would pile the first paths
+    onto one first hop). The answer is nested unless the search hit its pool of paths: a
+    smaller k stops at a shorter length, where it sees every path of each length, while a
+    capped search may have missed some of them, and the ranking of a length's ties depends on
+    how many there are."""
     if not np.isfinite(dist_to_t[s]):
         return [], True
     length = int(dist_to_t[s])

@@ -538,9 +538,6 @@ class _Checker:
             seen.add(nxt)
         return path, "arrives"
 
-    def check_routes(self) -> None:
-        self.check_resolved(*self.resolve_routes())
-
     def resolve_routes(self) -> tuple[_RouteArrays, set[tuple[int, int, int]]]:
         """Routes as arrays, and the result's triples per layer; (routes, (table, switch,
         host's switch) the static MAC check already named)."""

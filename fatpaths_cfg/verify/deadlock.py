@@ -7,6 +7,8 @@ a layer whose CDG is acyclic cannot.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -72,11 +74,11 @@ def dependency_edges(
     return _unique_pairs(joined[:, 0], joined[:, 1], nr)
 
 
-def is_acyclic(dependencies: np.ndarray) -> bool:
-    """True when the dependency graph has no cycle (every strong component is one channel)."""
-    if len(dependencies) == 0:
-        return True
-    # Compiles check single-path layers natively; only ECMP layers pay scipy's import.
+def _strong_components(dependencies: np.ndarray) -> tuple[np.ndarray, Any, np.ndarray]:
+    """(channel ids, the graph over their positions as a CSR matrix, strong-component label
+    of each position) of a non-empty dependency list."""
+    # Compiles check single-path layers natively; only ECMP layers and verify pay scipy's
+    # import.
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 
@@ -86,8 +88,16 @@ def is_acyclic(dependencies: np.ndarray) -> bool:
     graph = sp.csr_matrix(
         (np.ones(len(inverse), dtype=np.int8), (inverse[:, 0], inverse[:, 1])), shape=(size, size)
     )
-    components, _ = connected_components(graph, directed=True, connection="strong")
-    return bool(components == size)
+    _, labels = connected_components(graph, directed=True, connection="strong")
+    return channels, graph, labels
+
+
+def is_acyclic(dependencies: np.ndarray) -> bool:
+    """True when the dependency graph has no cycle (every strong component is one channel)."""
+    if len(dependencies) == 0:
+        return True
+    channels, _, labels = _strong_components(dependencies)
+    return bool(labels.max() + 1 == len(channels))
 
 
 def route_dependencies(
@@ -125,16 +135,7 @@ def find_cycle(dependencies: np.ndarray, nr: int) -> list[tuple[int, int]]:
     """
     if len(dependencies) == 0:
         return []
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
-    channels, inverse = np.unique(dependencies.ravel(), return_inverse=True)
-    inverse = inverse.reshape(-1, 2)
-    size = len(channels)
-    graph = sp.csr_matrix(
-        (np.ones(len(inverse), dtype=np.int8), (inverse[:, 0], inverse[:, 1])), shape=(size, size)
-    )
-    _, labels = connected_components(graph, directed=True, connection="strong")
+    channels, graph, labels = _strong_components(dependencies)
     sizes = np.bincount(labels)
     looping = np.flatnonzero(sizes > 1)
     if len(looping) == 0:
