@@ -11,6 +11,15 @@ def layer_forwarding(
     seed: int,
     rank: npt.NDArray[np.int32] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32]]: ...
+def layer_forwarding_into(
+    nr: int,
+    edge_u: npt.NDArray[np.int32],
+    edge_v: npt.NDArray[np.int32],
+    seed: int,
+    rank: npt.NDArray[np.int32] | None,
+    dist_out: npt.NDArray[np.uint8],
+    next_out: npt.NDArray[np.int32],
+) -> None: ...
 def overlap_layers(
     nr: int,
     edge_u: npt.NDArray[np.int32],

@@ -12,6 +12,7 @@ import numpy as np
 from fatpaths_cfg import _native
 from fatpaths_cfg.addressing import allocate_addresses
 from fatpaths_cfg.analysis.convergence import clos_advice
+from fatpaths_cfg.beside import available_cpus, share_out
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
@@ -22,9 +23,22 @@ from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.layers.planes import fabric_layers
 from fatpaths_cfg.memory import collector_paused
-from fatpaths_cfg.output import OutputTree, check_output_target, npz_bytes, output_manifest
-from fatpaths_cfg.render import RenderTick, check_platform_limits, plan_render, vlan_limits
-from fatpaths_cfg.render.stage import render_into
+from fatpaths_cfg.output import (
+    OutputSink,
+    OutputTree,
+    StagedOutput,
+    check_output_target,
+    npz_bytes,
+    output_manifest,
+)
+from fatpaths_cfg.render import (
+    RenderTick,
+    check_platform_limits,
+    no_render_tick,
+    plan_render,
+    vlan_limits,
+)
+from fatpaths_cfg.render.stage import RenderJob
 from fatpaths_cfg.report import build_report, report_markdown, report_plot
 from fatpaths_cfg.routing import Routing, compute_routing, layer_neighbours, route_counts
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic
@@ -33,10 +47,6 @@ ProgressHook = Callable[[str], None]
 
 
 def _quiet(_: str) -> None:
-    return None
-
-
-def _no_tick(_done: int, _total: int) -> None:
     return None
 
 
@@ -156,13 +166,76 @@ def layer_deadlock_verdicts(fabric: Fabric, layers: list[Layer], routing: Routin
 def model_output(compiled: CompiledFabric) -> OutputTree:
     """The compiler core's files: the IR, the dense tables and the layer report."""
     tree = OutputTree()
-    tree.add_json_records("fabric.json", compiled.to_json())
-    tree.add_bytes("routing.npz", npz_bytes(compiled.routing_arrays()))
-    report = build_report(compiled)
-    tree.add_json("report.json", report)
-    tree.add_text("report.md", report_markdown(report))
-    tree.add_bytes("report.png", report_plot(report))
+    for task in _model_tasks(tree, compiled):
+        task()
     return tree
+
+
+def _model_tasks(sink: OutputSink, compiled: CompiledFabric) -> list[Callable[[], int]]:
+    """The model's files as tasks (see `share_out`), each one of the longest of a render."""
+
+    def fabric_json() -> int:
+        sink.add_json_records("fabric.json", compiled.to_json())
+        return 0
+
+    def routing_npz() -> int:
+        sink.add_bytes("routing.npz", npz_bytes(compiled.routing_arrays()))
+        return 0
+
+    def report_files() -> int:
+        report = build_report(compiled)
+        sink.add_json("report.json", report)
+        sink.add_text("report.md", report_markdown(report))
+        sink.add_bytes("report.png", report_plot(report))
+        return 0
+
+    return [fabric_json, routing_npz, report_files]
+
+
+def emit_output(
+    compiled: CompiledFabric,
+    sink: OutputSink,
+    progress: ProgressHook = _quiet,
+    platforms: list[str] | None = None,
+    limit: list[str] | None = None,
+    tick: RenderTick = no_render_tick,
+    batfish: bool = False,
+    jobs: int = 1,
+) -> None:
+    """Every file of the compiled output directory, into `sink`.
+
+    `platforms` overrides each switch's inventory platform (rendering each one listed);
+    `limit` renders configs and host plans of those switches only; `batfish` adds the Batfish
+    snapshot (`batfish/`), which only `verify --batfish` reads. Raises UserErrors for unknown
+    names and for switches over a platform limit, before anything is rendered. With `jobs` > 1
+    and a `StagedOutput`, the work is shared out over that many processes; the files are the
+    same byte for byte.
+    """
+    selection = plan_render(compiled, platforms, limit)
+    plan = compiled.address_plan
+    check_platform_limits(compiled, plan, selection)
+    progress("writing the model, configs and host plans")
+    render = RenderJob(sink, compiled, plan, selection, batfish)
+    # The long single files first: taken early, they balance against the many short tasks.
+    tasks = _model_tasks(sink, compiled)
+    if clab_runs(compiled.fabric):
+
+        def clab_file() -> int:
+            fabric = compiled.fabric
+            sink.add_text(clab_path(fabric), clab_yaml(fabric, ClabImages()))
+            return 0
+
+        tasks.append(clab_file)
+    tasks += render.tasks()
+
+    def items_done(items: int) -> None:
+        tick(items, render.items)
+
+    if isinstance(sink, StagedOutput) and jobs > 1:
+        mark = len(sink.journal)
+        share_out(tasks, jobs, lambda: sink.journal[mark:], sink.adopt, items_done)
+    else:
+        share_out(tasks, 1, lambda: None, lambda _: None, items_done)
 
 
 def build_output(
@@ -170,25 +243,12 @@ def build_output(
     progress: ProgressHook = _quiet,
     platforms: list[str] | None = None,
     limit: list[str] | None = None,
-    tick: RenderTick = _no_tick,
+    tick: RenderTick = no_render_tick,
     batfish: bool = False,
 ) -> OutputTree:
-    """Every file of the compiled output directory, in memory.
-
-    `platforms` overrides each switch's inventory platform (rendering each one listed);
-    `limit` renders configs and host plans of those switches only; `batfish` adds the Batfish
-    snapshot (`batfish/`), which only `verify --batfish` reads. Raises UserErrors for unknown
-    names and for switches over a platform limit, before anything is rendered.
-    """
-    selection = plan_render(compiled, platforms, limit)
-    plan = compiled.address_plan
-    check_platform_limits(compiled, plan, selection)
-    progress("writing the model")
-    tree = model_output(compiled)
-    progress("rendering configs and host plans")
-    render_into(tree, compiled, plan, selection, tick, batfish)
-    if clab_runs(compiled.fabric):
-        tree.add_text(clab_path(compiled.fabric), clab_yaml(compiled.fabric, ClabImages()))
+    """Every file of the compiled output directory, in memory (see `emit_output`)."""
+    tree = OutputTree()
+    emit_output(compiled, tree, progress, platforms, limit, tick, batfish)
     return tree
 
 
@@ -209,7 +269,7 @@ def refuse_running_lab(target: Path) -> None:
 RENDERED_FOLDERS = ("configs", "hosts", "batfish")
 
 
-def keep_earlier_output(tree: OutputTree, target: Path, batfish: bool = False) -> None:
+def keep_earlier_output(tree: OutputSink, target: Path, batfish: bool = False) -> None:
     """Carry over rendered files of an earlier output that this (limited) run did not produce,
     so that rendering a subset of switches updates them without deleting the others. Only files
     the earlier run listed as its own are carried: nothing foreign joins the new output. An
@@ -221,7 +281,7 @@ def keep_earlier_output(tree: OutputTree, target: Path, batfish: bool = False) -
     folders = RENDERED_FOLDERS if batfish else tuple(f for f in RENDERED_FOLDERS if f != "batfish")
     for relative in sorted(manifest):
         path = target / relative
-        if relative.split("/", 1)[0] in folders and relative not in tree.files and path.is_file():
+        if relative.split("/", 1)[0] in folders and relative not in tree and path.is_file():
             tree.add_bytes(relative, path.read_bytes())
 
 
@@ -231,6 +291,32 @@ def check_compile_target(inventory: Path, out: Path, force: bool = False) -> Non
     refuse_running_lab(out)
 
 
+def write_output(
+    compiled: CompiledFabric,
+    inventory: Path,
+    target: Path,
+    force: bool = False,
+    progress: ProgressHook = _quiet,
+    platforms: list[str] | None = None,
+    limit: list[str] | None = None,
+    tick: RenderTick = no_render_tick,
+    batfish: bool = False,
+    jobs: int | None = None,
+) -> CompileSummary:
+    """`emit_output` into the directory `target`, each file written as it is rendered and the
+    whole swapped in at the end (see `StagedOutput`); `jobs` processes (default: one per CPU).
+    Raises UserErrors, before anything is written, when `target` is not the compiler's to
+    replace."""
+    check_compile_target(inventory, target, force)
+    with StagedOutput(target, "compile", [inventory], force) as staged:
+        jobs = available_cpus() if jobs is None else jobs
+        emit_output(compiled, staged, progress, platforms, limit, tick, batfish, jobs)
+        if limit:
+            keep_earlier_output(staged, target, batfish)
+        written, unchanged = staged.commit()
+    return CompileSummary(target, written, unchanged, staged.total_bytes)
+
+
 def compile_to_directory(
     inventory: Path,
     out: Path,
@@ -238,9 +324,7 @@ def compile_to_directory(
     progress: ProgressHook = _quiet,
     force: bool = False,
     batfish: bool = False,
+    jobs: int | None = None,
 ) -> CompileSummary:
     compiled = compile_fabric(inventory, seed, progress)
-    check_compile_target(inventory, out, force)
-    tree = build_output(compiled, progress, batfish=batfish)
-    written, unchanged = tree.commit(out, [inventory], force)
-    return CompileSummary(out, written, unchanged, tree.total_bytes)
+    return write_output(compiled, inventory, out, force, progress, batfish=batfish, jobs=jobs)

@@ -49,6 +49,13 @@ def compile_command(
         "--batfish",
         help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
     ),
+    jobs: int | None = typer.Option(
+        None,
+        "-j",
+        "--jobs",
+        min=1,
+        help="Processes that write the output (default: one per CPU); the files are the same.",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     from rich.progress import (
@@ -84,18 +91,25 @@ def compile_command(
         for warning in compiled.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         target = out or default_output(inventory, compiled.name)
-        run_or_exit(lambda: api.check_compile_target(inventory, target, force))
-        tree = run_or_exit(
-            lambda: api.build_output(compiled, progress, platforms, switches, tick, batfish)
+        summary = run_or_exit(
+            lambda: api.write_output(
+                compiled,
+                inventory,
+                target,
+                force,
+                progress,
+                platforms,
+                switches,
+                tick,
+                batfish,
+                jobs,
+            )
         )
-        if switches:
-            api.keep_earlier_output(tree, target, batfish)
-        written, unchanged = run_or_exit(lambda: tree.commit(target, [inventory], force))
     # No markup: the target path may hold brackets that rich would take for style tags.
     console.print(
         f"compiled {compiled.name}: {compiled.fabric.nr} switches, "
         f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
-        f"{target} ({written} files written, {unchanged} unchanged)",
+        f"{target} ({summary.files_written} files written, {summary.files_unchanged} unchanged)",
         markup=False,
     )
 

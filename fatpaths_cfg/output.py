@@ -14,9 +14,11 @@ import io
 import json
 import os
 import shutil
+import stat
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,40 @@ _SHOWN_FOREIGN = 5
 _SIGNATURE_WINDOW = 1 << 20
 
 
-class OutputTree:
+class OutputSink:
+    """Where a command's output files go: `OutputTree` keeps them in memory, `StagedOutput`
+    writes each one as it is added. Paths are relative to the output directory."""
+
+    kind: str
+
+    def add_bytes(self, relative: str, data: bytes) -> None:
+        raise NotImplementedError
+
+    def __contains__(self, relative: object) -> bool:
+        raise NotImplementedError
+
+    def add_text(self, relative: str, text: str) -> None:
+        self.add_bytes(relative, text.encode("utf-8"))
+
+    def add_json(self, relative: str, data: Any) -> None:
+        self.add_text(relative, dumps_json(data))
+
+    def add_json_records(self, relative: str, data: Any) -> None:
+        self.add_text(relative, dumps_json_records(data))
+
+
+def _check_relative(relative: str) -> None:
+    if relative.startswith("/") or ".." in relative.split("/"):
+        raise ValueError(f"output path escapes the output directory: {relative}")
+    if relative == OUTPUT_MARKER:
+        raise ValueError(f"{OUTPUT_MARKER} is written by commit")
+
+
+def marker_text(kind: str, names: Iterable[str]) -> str:
+    return _MARKER_HEADER.format(kind=kind) + "".join(f"{relative}\n" for relative in sorted(names))
+
+
+class OutputTree(OutputSink):
     """Files to be written under one output directory, kept in memory until `commit`.
 
     `kind` names the command that owns the directory (compile, analyze); it goes into the
@@ -156,30 +191,19 @@ class OutputTree:
         self.kind = kind
         self.files: dict[str, bytes] = {}
 
-    def add_text(self, relative: str, text: str) -> None:
-        self.add_bytes(relative, text.encode("utf-8"))
-
     def add_bytes(self, relative: str, data: bytes) -> None:
-        if relative.startswith("/") or ".." in relative.split("/"):
-            raise ValueError(f"output path escapes the output directory: {relative}")
-        if relative == OUTPUT_MARKER:
-            raise ValueError(f"{OUTPUT_MARKER} is written by commit")
+        _check_relative(relative)
         self.files[relative] = data
 
-    def add_json(self, relative: str, data: Any) -> None:
-        self.add_text(relative, dumps_json(data))
-
-    def add_json_records(self, relative: str, data: Any) -> None:
-        self.add_text(relative, dumps_json_records(data))
+    def __contains__(self, relative: object) -> bool:
+        return relative in self.files
 
     @property
     def total_bytes(self) -> int:
         return sum(len(d) for d in self.files.values())
 
     def marker_text(self) -> str:
-        return _MARKER_HEADER.format(kind=self.kind) + "".join(
-            f"{relative}\n" for relative in sorted(self.files)
-        )
+        return marker_text(self.kind, self.files)
 
     def commit(
         self, target: Path, protected: Sequence[Path] = (), force: bool = False
@@ -190,50 +214,159 @@ class OutputTree:
         to replace (see `check_output_target`), and when the file system refuses the write.
         """
         check_output_target(target, self.kind, protected, force)
-        files = {**self.files, OUTPUT_MARKER: self.marker_text().encode("utf-8")}
+        with StagedOutput(target, self.kind, protected, force) as staged:
+            for relative in sorted(self.files):
+                staged.add_bytes(relative, self.files[relative])
+            return staged.commit(checked=True)
+
+
+class StagedOutput(OutputSink):
+    """An output directory written file by file as it is produced, so the files never wait in
+    memory all at once (a Slim Fly q=37 output is 3 GB): into a staging directory beside
+    the target, swapped in whole by `commit`. Leaving the `with` block without a commit removes
+    the staging directory, so a failed run leaves an earlier output as it was.
+
+    The caller checks the target (`check_output_target`) before it starts; `commit` checks it
+    again, since the directory may have changed while the output was produced.
+    """
+
+    def __init__(
+        self,
+        target: Path,
+        kind: str = "compile",
+        protected: Sequence[Path] = (),
+        force: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.target = target
+        self.protected = tuple(protected)
+        self.force = force
+        self.sizes: dict[str, int] = {}
+        self.unchanged: set[str] = set()
+        # What this process added, in order: a forked worker sends its part to the parent.
+        self.journal: list[tuple[str, int, bool]] = []
         try:
-            return _write_atomically(files, target.resolve())
+            self._stager: _Stager | None = _Stager(target.resolve())
         except OSError as exc:
             raise _write_error(target, exc) from None
 
+    def __enter__(self) -> StagedOutput:
+        return self
 
-def _write_atomically(files: dict[str, bytes], target: Path) -> tuple[int, int]:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    unchanged = 0
-    # The very same bytes object under two names (the Batfish snapshot's frr.conf is the
-    # rendered one) is written once and hard-linked: half the bytes of a large fabric's output.
-    first_written: dict[int, str] = {}
-    # Tens of thousands of files: plain strings and one mkdir per folder, not per file.
-    folders: set[str] = set()
-    earlier = target.is_dir()
-    try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the output is meant to be shared
-        for relative in sorted(files):
-            data = files[relative]
-            path = f"{staging}/{relative}"
-            folder = os.path.dirname(path)
-            if folder not in folders:
-                os.makedirs(folder, exist_ok=True)
-                folders.add(folder)
-            if earlier and _same_file(target / relative, data):
-                shutil.copy2(target / relative, path)
-                unchanged += 1
-            elif not _linked(first_written.get(id(data)), path):
-                _write_new(path, data)
-                if len(data) >= _LINK_MIN_BYTES:
-                    first_written[id(data)] = path
-        _swap_in(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return len(files) - unchanged, unchanged
+    def __exit__(self, *_exc: object) -> None:
+        self.discard()
+
+    def add_bytes(self, relative: str, data: bytes) -> None:
+        _check_relative(relative)
+        try:
+            same = self._staging().write(relative, data)
+        except OSError as exc:
+            raise _write_error(self.target, exc) from None
+        self._record(relative, len(data), same)
+
+    def _record(self, relative: str, size: int, same: bool) -> None:
+        self.sizes[relative] = size
+        if same:
+            self.unchanged.add(relative)
+        else:
+            self.unchanged.discard(relative)
+        self.journal.append((relative, size, same))
+
+    def adopt(self, entries: Iterable[tuple[str, int, bool]]) -> None:
+        """Files another process wrote into the same staging directory (see `journal`)."""
+        for relative, size, same in entries:
+            self._record(relative, size, same)
+
+    def __contains__(self, relative: object) -> bool:
+        return relative in self.sizes
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.sizes.values())
+
+    def _staging(self) -> _Stager:
+        if self._stager is None:
+            raise RuntimeError("the output was already committed or discarded")
+        return self._stager
+
+    def commit(self, checked: bool = False) -> tuple[int, int]:
+        """Swap the staged files in as the target; returns (files written, files unchanged).
+        `checked`: the caller checked the target just now."""
+        stager = self._staging()
+        if not checked:
+            check_output_target(self.target, self.kind, self.protected, self.force)
+        try:
+            marker = marker_text(self.kind, self.sizes).encode("utf-8")
+            unchanged = len(self.unchanged) + stager.write(OUTPUT_MARKER, marker)
+            _swap_in(stager.staging, stager.target)
+        except OSError as exc:
+            raise _write_error(self.target, exc) from None
+        self._stager = None
+        return len(self.sizes) + 1 - unchanged, unchanged
+
+    def discard(self) -> None:
+        if self._stager is not None:
+            shutil.rmtree(self._stager.staging, ignore_errors=True)
+            self._stager = None
+
+
+class _Stager:
+    """Creates the files of one output in a staging directory beside its target."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            self.staging.chmod(0o755)  # mkdtemp makes it private; the output is meant to be shared
+        except BaseException:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            raise
+        self.earlier = target.is_dir()
+        # Tens of thousands of files: plain strings and one mkdir per folder, not per file.
+        self.folders: set[str] = set()
+        # The very same bytes object under two names (the Batfish snapshot's frr.conf is the
+        # rendered one) is written once and hard-linked: half the bytes of a large fabric's
+        # output. The object is held, so that its id cannot pass to other bytes meanwhile;
+        # the names of one object are added close together, so a few recent ones suffice.
+        self.recent: OrderedDict[int, tuple[bytes, str]] = OrderedDict()
+
+    def write(self, relative: str, data: bytes) -> bool:
+        """Create `relative` with `data`; True when it is kept unchanged from the earlier
+        output (the same inode, so its modification time too)."""
+        path = f"{self.staging}/{relative}"
+        folder = os.path.dirname(path)
+        if folder not in self.folders:
+            os.makedirs(folder, exist_ok=True)
+            self.folders.add(folder)
+        if self.earlier and _keep_unchanged(f"{self.target}/{relative}", data, path):
+            return True
+        earlier = self.recent.get(id(data))
+        if earlier is not None and earlier[0] is data and _linked(earlier[1], path):
+            return False
+        _write_new(path, data)
+        if len(data) >= _LINK_MIN_BYTES:
+            self.recent[id(data)] = (data, path)
+            if len(self.recent) > _RECENT_OBJECTS:
+                self.recent.popitem(last=False)
+        return False
+
+
+# Below this a link saves nothing worth a shared inode.
+_LINK_MIN_BYTES = 4096
+_RECENT_OBJECTS = 64
 
 
 def _write_new(path: str, data: bytes) -> None:
     """A new file in the staging directory, without a buffered file object per file (12k
-    of them in a Slim Fly q=19 output)."""
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    of them in a Slim Fly q=19 output). Exclusive: a name already there (a worker's retry)
+    is unlinked first, since it may be a link to a file of the earlier output."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        handle = os.open(path, flags, 0o666)
+    except FileExistsError:
+        os.unlink(path)
+        handle = os.open(path, flags, 0o666)
     try:
         view = memoryview(data)
         while view:
@@ -242,12 +375,24 @@ def _write_new(path: str, data: bytes) -> None:
         os.close(handle)
 
 
-# Below this a link saves nothing worth a shared inode.
-_LINK_MIN_BYTES = 4096
-
-
-def _same_file(old: Path, data: bytes) -> bool:
-    return old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data
+def _keep_unchanged(old: str, data: bytes, path: str) -> bool:
+    """Carry the earlier output's file over when its bytes are `data`: as a hard link (no new
+    inode, no copy) unless something else links to it too, then as a copy."""
+    try:
+        status = os.lstat(old)
+    except OSError:
+        return False
+    if not stat.S_ISREG(status.st_mode) or status.st_size != len(data):
+        return False
+    with open(old, "rb") as existing:
+        if existing.read() != data:
+            return False
+    if os.path.lexists(path):
+        os.unlink(path)
+    if status.st_nlink == 1 and _linked(old, path):
+        return True
+    shutil.copy2(old, path)
+    return True
 
 
 def _linked(source: str | None, path: str) -> bool:

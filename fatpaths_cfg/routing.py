@@ -50,16 +50,16 @@ def compute_routing(
     for i, layer in enumerate(layers):
         kept = np.ascontiguousarray(edges[layer.links], dtype=np.int32)
         rank = None if layer.rank is None else np.ascontiguousarray(layer.rank, dtype=np.int32)
-        d, nh = _native.layer_forwarding(
+        # Written as [switch, destination], the way operators and configs read them.
+        _native.layer_forwarding_into(
             nr,
             np.ascontiguousarray(kept[:, 0]),
             np.ascontiguousarray(kept[:, 1]),
             layer_seed(seed, layer.number),
             rank,
+            dist[i],
+            next_hop[i],
         )
-        # The native tables are [destination, switch]; operators read them per switch.
-        dist[i] = d.T
-        next_hop[i] = nh.T
     return Routing(dist, next_hop, ecmp)
 
 

@@ -22,7 +22,7 @@ MAX_LIMIT_ERRORS = 10
 RenderTick = Callable[[int, int], None]
 
 
-def _no_tick(_done: int, _total: int) -> None:
+def no_render_tick(_done: int, _total: int) -> None:
     return None
 
 

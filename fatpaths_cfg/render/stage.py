@@ -1,17 +1,20 @@
 """Drives the render: one view per switch, every requested platform, host plans, Batfish.
 
 Views are built and dropped one switch at a time; a Slim Fly q=19 holds 4.7M routes in all.
+The work comes as tasks, so that it can be shared out over processes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.output import OutputTree
+from fatpaths_cfg.output import OutputSink
 from fatpaths_cfg.platforms import PLATFORMS, Platform, SwitchFile, resolve
-from fatpaths_cfg.render import RenderPlan, RenderTick
+from fatpaths_cfg.render import RenderPlan, RenderTick, no_render_tick
 from fatpaths_cfg.render.base import SwitchView, render_file, render_switch
 from fatpaths_cfg.render.batfish import (
     ROOT,
@@ -24,63 +27,122 @@ from fatpaths_cfg.render.hosts import LowLatencyTable, addresses_csv, host_view,
 from fatpaths_cfg.render.native_ports import platform_port
 from fatpaths_cfg.render.switch_view import ViewBuilder
 
+# Switches and hosts per task when the render is shared out over processes: small enough to
+# balance, large enough that taking a task costs nothing beside it.
+SWITCHES_PER_TASK = 4
+HOSTS_PER_TASK = 64
+# However large the fabric, at most about this many tasks of each kind.
+TASKS_PER_KIND = 2048
 
-def _no_tick(_done: int, _total: int) -> None:
-    return None
 
+class RenderJob:
+    """Configs and host plans of one render as independent tasks, each adding its files to
+    `sink` and returning how many switches or hosts it rendered. Tasks share nothing but
+    what they read, so they can run in any order and in any process (see `share_out`)."""
 
-def render_into(
-    tree: OutputTree,
-    compiled: CompiledFabric,
-    plan: AddressPlan,
-    selection: RenderPlan,
-    tick: RenderTick = _no_tick,
-    batfish: bool = False,
-) -> None:
-    """Configs and host plans into `tree`; with `batfish`, the Batfish snapshot too."""
-    fabric = compiled.fabric
-    tree.add_text("hosts/addresses.csv", addresses_csv(fabric, plan))
-    tree.add_text("hosts/addresses.json", _addresses_json(compiled))
-    builder = ViewBuilder(compiled, plan)
-    total = len(selection.switches) + len(selection.hosts)
-    done = 0
-    for s in selection.switches:
-        platforms = selection.platforms[s]
-        view = builder.view(s, platforms[0])
-        rendered: dict[str, dict[str, bytes]] = {}
-        for name in platforms:
-            rendered[name] = _encoded(render_switch(PLATFORMS[name], view))
-            for relative, data in rendered[name].items():
-                tree.add_bytes(f"configs/{name}/{relative}", data)
-        if batfish:
-            snapshot = snapshot_format(platforms[0])
-            files = _snapshot_files(view, snapshot, rendered)
-            if PLATFORMS[snapshot].snapshot.builder is not None:
-                files = resolve(PLATFORMS[snapshot].snapshot.builder)(view.name, files)
-            for relative, data in files.items():
-                tree.add_bytes(device_path(snapshot, relative), data)
-        done += 1
-        tick(done, total)
-    low_latency = LowLatencyTable(fabric, plan) if fabric.planes > 1 else None
-    for h in selection.hosts:
-        host = fabric.hosts[h]
-        tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
-        if low_latency is not None:
-            tree.add_text(f"hosts/{host.name}.low-latency.csv", low_latency.csv(host))
-        if batfish:
-            tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
-        done += 1
-        tick(done, total)
-    if batfish:
+    def __init__(
+        self,
+        sink: OutputSink,
+        compiled: CompiledFabric,
+        plan: AddressPlan,
+        selection: RenderPlan,
+        batfish: bool = False,
+    ) -> None:
+        self.sink = sink
+        self.compiled = compiled
+        self.plan = plan
+        self.selection = selection
+        self.batfish = batfish
+        self.builder = ViewBuilder(compiled, plan)
+        fabric = compiled.fabric
+        self.low_latency = LowLatencyTable(fabric, plan) if fabric.planes > 1 else None
+
+    @property
+    def items(self) -> int:
+        return len(self.selection.switches) + len(self.selection.hosts)
+
+    def tasks(self) -> list[Callable[[], int]]:
+        """Longest first, as they balance better taken early: the address lists (one
+        task), the switches, then the hosts."""
+        tasks: list[Callable[[], int]] = [self.addresses]
+        switches, hosts = self.selection.switches, self.selection.hosts
+        for chunk in _chunks(switches, SWITCHES_PER_TASK):
+            tasks.append(partial(self.switches, chunk))
+        for chunk in _chunks(hosts, HOSTS_PER_TASK):
+            tasks.append(partial(self.hosts, chunk))
+        if self.batfish:
+            tasks.append(self.batfish_topology)
+        return tasks
+
+    def addresses(self) -> int:
+        self.sink.add_text("hosts/addresses.csv", addresses_csv(self.compiled.fabric, self.plan))
+        self.sink.add_text("hosts/addresses.json", _addresses_json(self.compiled))
+        return 0
+
+    def switches(self, chosen: Sequence[int]) -> int:
+        tree, selection = self.sink, self.selection
+        for s in chosen:
+            platforms = selection.platforms[s]
+            view = self.builder.view(s, platforms[0])
+            rendered: dict[str, dict[str, bytes]] = {}
+            for name in platforms:
+                rendered[name] = _encoded(render_switch(PLATFORMS[name], view))
+                for relative, data in rendered[name].items():
+                    tree.add_bytes(f"configs/{name}/{relative}", data)
+            if self.batfish:
+                snapshot = snapshot_format(platforms[0])
+                files = _snapshot_files(view, snapshot, rendered)
+                if PLATFORMS[snapshot].snapshot.builder is not None:
+                    files = resolve(PLATFORMS[snapshot].snapshot.builder)(view.name, files)
+                for relative, data in files.items():
+                    tree.add_bytes(device_path(snapshot, relative), data)
+        return len(chosen)
+
+    def hosts(self, chosen: Sequence[int]) -> int:
+        fabric, plan, tree = self.compiled.fabric, self.plan, self.sink
+        for h in chosen:
+            host = fabric.hosts[h]
+            tree.add_text(f"hosts/{host.name}.sh", render_host(host_view(fabric, plan, host)))
+            if self.low_latency is not None:
+                tree.add_text(f"hosts/{host.name}.low-latency.csv", self.low_latency.csv(host))
+            if self.batfish:
+                tree.add_json(f"{ROOT}/hosts/{host.name}.json", host_file(fabric, plan, host))
+        return len(chosen)
+
+    def batfish_topology(self) -> int:
+        fabric, selection = self.compiled.fabric, self.selection
 
         def snapshot_port(switch: int, port: str) -> str:
             platform = selection.platforms.get(switch, (fabric.switches[switch].platform,))[0]
             return platform_port(PLATFORMS[snapshot_format(platform)], port)
 
-        tree.add_json(
+        self.sink.add_json(
             f"{ROOT}/batfish/layer1_topology.json",
             layer1_topology(fabric, set(range(fabric.nr)), snapshot_port),
         )
+        return 0
+
+
+def _chunks(items: list[int], size: int) -> list[list[int]]:
+    size = max(size, -(-len(items) // TASKS_PER_KIND))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def render_into(
+    tree: OutputSink,
+    compiled: CompiledFabric,
+    plan: AddressPlan,
+    selection: RenderPlan,
+    tick: RenderTick = no_render_tick,
+    batfish: bool = False,
+) -> None:
+    """Configs and host plans into `tree`, in this process; with `batfish`, the Batfish
+    snapshot too."""
+    job = RenderJob(tree, compiled, plan, selection, batfish)
+    done = 0
+    for task in job.tasks():
+        done += task()
+        tick(done, job.items)
 
 
 def _encoded(files: dict[str, str]) -> dict[str, bytes]:

@@ -178,7 +178,7 @@ pub mod python {
     /// must read the file (text it would split differently, or a file that cannot be read).
     #[pyfunction]
     pub fn read_shell_addresses(py: Python<'_>, path: String) -> Option<Shell> {
-        py.detach(|| {
+        crate::pool::detached(py, || {
             let text = std::fs::read(path).ok()?;
             let read = super::shell_lines(&text)?;
             Some((read.addresses, read.host_routes, read.unparsed))
@@ -189,6 +189,6 @@ pub mod python {
     /// None for a plan Python must read.
     #[pyfunction]
     pub fn read_host_plans(py: Python<'_>, paths: Vec<String>) -> Vec<Option<Vec<AddressLine>>> {
-        py.detach(|| super::read_host_plans(&paths))
+        crate::pool::detached(py, || super::read_host_plans(&paths))
     }
 }

@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use crate::graph::Csr;
+use crate::routing::transpose_into;
 
 /// Channels of a layer: channel (s -> n) is numbered `hops.start(s) + position of n in
 /// hops.row(s)`, where row s lists the distinct next hops switch s uses, sorted.
@@ -15,23 +16,52 @@ struct Channels {
 
 impl Channels {
     fn from_table(nr: usize, next_hop: &[i32]) -> Self {
-        let hops = Csr::from_rows((0..nr).map(|s| {
-            let mut seen: Vec<u32> = Vec::new();
-            for &n in &next_hop[s * nr..(s + 1) * nr] {
-                if n >= 0 && !seen.contains(&(n as u32)) {
-                    seen.push(n as u32);
-                }
-            }
-            seen.sort_unstable();
-            seen
-        }));
-        Channels { hops }
+        let rows: Vec<Vec<u32>> = (0..nr)
+            .into_par_iter()
+            .map_init(
+                || vec![false; nr],
+                |seen, s| {
+                    let mut hops: Vec<u32> = Vec::new();
+                    for &n in &next_hop[s * nr..(s + 1) * nr] {
+                        if n >= 0 && !seen[n as usize] {
+                            seen[n as usize] = true;
+                            hops.push(n as u32);
+                        }
+                    }
+                    for &n in &hops {
+                        seen[n as usize] = false;
+                    }
+                    hops.sort_unstable();
+                    hops
+                },
+            )
+            .collect();
+        Channels {
+            hops: Csr::from_rows(rows),
+        }
     }
 
-    #[inline]
-    fn id(&self, s: usize, n: u32) -> usize {
-        let position = self.hops.row(s).iter().position(|&h| h == n);
-        self.hops.start(s) + position.expect("channel")
+    /// The channel each (switch, destination) route leaves by, [destination][switch] like
+    /// `towards` in `dependency_bitsets`; `u32::MAX` where there is no route.
+    fn of_routes_towards(&self, nr: usize, next_hop: &[i32]) -> Vec<u32> {
+        let mut leaving = vec![u32::MAX; nr * nr];
+        leaving.par_chunks_mut(nr.max(1)).enumerate().for_each_init(
+            || vec![u32::MAX; nr],
+            |channel_to, (s, out)| {
+                // Only the hops of s are looked up below, and each was just set.
+                for (j, &n) in self.hops.row(s).iter().enumerate() {
+                    channel_to[n as usize] = (self.first(s) + j) as u32;
+                }
+                for (t, &n) in next_hop[s * nr..(s + 1) * nr].iter().enumerate() {
+                    if n >= 0 {
+                        out[t] = channel_to[n as usize];
+                    }
+                }
+            },
+        );
+        let mut towards = vec![u32::MAX; nr * nr];
+        transpose_into(&leaving, nr, &mut towards);
+        towards
     }
 
     /// Number of the first channel out of switch `s`.
@@ -61,19 +91,17 @@ fn dependency_bitsets(
     let channels = Channels::from_table(nr, next_hop);
     let max_out = (0..nr).map(|s| channels.out_degree(s)).max().unwrap_or(0);
     let words = max_out.div_ceil(64).max(1);
-    // Column-major copy so that walks towards one destination read contiguous memory.
+    // Column-major copies so that walks towards one destination read contiguous memory.
     let mut towards = vec![-1i32; nr * nr];
-    for s in 0..nr {
-        for t in 0..nr {
-            towards[t * nr + s] = next_hop[s * nr + t];
-        }
-    }
+    transpose_into(next_hop, nr, &mut towards);
+    let leaving = channels.of_routes_towards(nr, next_hop);
     let bits = (0..nr)
         .into_par_iter()
         .fold(
             || (vec![0u64; channels.count() * words], vec![false; nr]),
             |(mut bits, mut carries), t| {
                 let row = &towards[t * nr..(t + 1) * nr];
+                let leaving_row = &leaving[t * nr..(t + 1) * nr];
                 match endpoints {
                     Some(endpoints) if !endpoints[t] => return (bits, carries),
                     Some(endpoints) => {
@@ -101,8 +129,8 @@ fn dependency_bitsets(
                     if m < 0 {
                         continue;
                     }
-                    let a = channels.id(s, n as u32);
-                    let b = channels.id(n as usize, m as u32) - channels.first(n as usize);
+                    let a = leaving_row[s] as usize;
+                    let b = leaving_row[n as usize] as usize - channels.first(n as usize);
                     bits[a * words + b / 64] |= 1u64 << (b % 64);
                 }
                 (bits, carries)
@@ -253,6 +281,8 @@ pub mod python {
             Some(e) => Some(e.as_slice()?.to_vec()),
             None => None,
         };
-        Ok(py.detach(|| super::layer_is_deadlock_free(nr, &table, endpoints.as_deref())))
+        Ok(crate::pool::detached(py, || {
+            super::layer_is_deadlock_free(nr, &table, endpoints.as_deref())
+        }))
     }
 }

@@ -653,7 +653,7 @@ pub mod python {
             max_length,
             seed,
         };
-        let built = py.detach(|| super::overlap_layers(nr, &edges, &params));
+        let built = crate::pool::detached(py, || super::overlap_layers(nr, &edges, &params));
         let flat: Vec<bool> = built.masks.iter().flatten().copied().collect();
         let masks = Array2::from_shape_vec((rows.len(), edges.len()), flat).expect("shape");
         let (mut layer_of, mut offsets, mut nodes) = (Vec::new(), vec![0i64], Vec::new());

@@ -8,6 +8,7 @@ pub mod deadlock;
 pub mod graph;
 pub mod layers;
 pub mod plain_yaml;
+pub mod pool;
 pub mod route_lines;
 pub mod routing;
 pub mod sim;
@@ -17,6 +18,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(routing::python::layer_forwarding, m)?)?;
+    m.add_function(wrap_pyfunction!(routing::python::layer_forwarding_into, m)?)?;
     m.add_function(wrap_pyfunction!(layers::python::overlap_layers, m)?)?;
     m.add_function(wrap_pyfunction!(
         deadlock::python::layer_is_deadlock_free,

@@ -45,6 +45,8 @@ fn shortest_path_row(
     let mut head = 0;
     // One pass: when `node` is dequeued at distance d, every neighbour at distance d+1 has
     // `node` as an equal-cost next hop, so the seeded tie-break is settled while the BFS runs.
+    // A hop's priority is worked out only once a second candidate appears: in the low-diameter
+    // topologies most pairs have a single shortest path, and hashing was most of the time.
     while head < queue.len() {
         let node = queue[head] as usize;
         head += 1;
@@ -55,15 +57,49 @@ fn shortest_path_row(
                 dist_row[nbu] = next_dist;
                 queue.push(nb);
             }
-            if dist_row[nbu] == next_dist {
-                let prio = tie_priority(seed, nbu, node as u32, destination);
-                if prio < best_priority[nbu] {
-                    best_priority[nbu] = prio;
-                    next_row[nbu] = node as i32;
-                }
+            if dist_row[nbu] != next_dist {
+                continue;
+            }
+            let current = next_row[nbu];
+            if current < 0 {
+                next_row[nbu] = node as i32;
+                continue;
+            }
+            if best_priority[nbu] == u64::MAX {
+                best_priority[nbu] = tie_priority(seed, nbu, current as u32, destination);
+            }
+            let prio = tie_priority(seed, nbu, node as u32, destination);
+            if prio < best_priority[nbu] {
+                best_priority[nbu] = prio;
+                next_row[nbu] = node as i32;
             }
         }
     }
+}
+
+/// `rows` x `columns` row-major `source` into `columns` x `rows` row-major `target`, in
+/// parallel over blocks of target rows: each block reads short runs of every source row, so
+/// both sides stay in cache (a plain strided copy of a q=37 table misses on every element).
+pub fn transpose_into<T: Copy + Send + Sync>(source: &[T], rows: usize, target: &mut [T]) {
+    const BLOCK: usize = 64;
+    let columns = source.len().checked_div(rows).unwrap_or(0);
+    assert_eq!(target.len(), source.len(), "transpose keeps the size");
+    if columns == 0 {
+        return;
+    }
+    target
+        .par_chunks_mut(BLOCK * rows)
+        .enumerate()
+        .for_each(|(block, chunk)| {
+            let first = block * BLOCK;
+            let count = chunk.len() / rows;
+            for r in 0..rows {
+                let run = &source[r * columns + first..r * columns + first + count];
+                for (c, &value) in run.iter().enumerate() {
+                    chunk[c * rows + r] = value;
+                }
+            }
+        });
 }
 
 /// The order up*/down* routes follow: each switch's rank (0 is the top) and the switches sorted
@@ -179,6 +215,62 @@ mod tests {
     }
 
     #[test]
+    fn transpose_matches_the_definition_for_any_shape() {
+        // Sizes around the block of 64 rows, and non-square tables.
+        for (rows, columns) in [(1, 1), (3, 200), (200, 3), (64, 64), (65, 129), (130, 63)] {
+            let source: Vec<u32> = (0..rows * columns).map(|i| i as u32 * 7 + 1).collect();
+            let mut target = vec![0u32; rows * columns];
+            transpose_into(&source, rows, &mut target);
+            for r in 0..rows {
+                for c in 0..columns {
+                    assert_eq!(
+                        target[c * rows + r],
+                        source[r * columns + c],
+                        "{rows}x{columns}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ties_go_to_the_lowest_priority_neighbour() {
+        // A 4x4 torus has many equal-cost next hops: each chosen one must have the smallest
+        // tie priority among the neighbours one hop closer.
+        let side = 4u32;
+        let mut edges = Vec::new();
+        for x in 0..side {
+            for y in 0..side {
+                let node = x * side + y;
+                edges.push((node, ((x + 1) % side) * side + y));
+                edges.push((node, x * side + (y + 1) % side));
+            }
+        }
+        let n = (side * side) as usize;
+        let adj = crate::graph::neighbours(n, &edges);
+        let (dist, next) = layer_forwarding(&adj, 11, None);
+        let mut ties = 0;
+        for t in 0..n {
+            for s in (0..n).filter(|&s| s != t) {
+                let closer: Vec<u32> = adj
+                    .row(s)
+                    .iter()
+                    .copied()
+                    .filter(|&nb| dist[t * n + nb as usize] + 1 == dist[t * n + s])
+                    .collect();
+                ties += usize::from(closer.len() > 1);
+                let best = closer
+                    .iter()
+                    .copied()
+                    .min_by_key(|&nb| tie_priority(11, s, nb, t))
+                    .expect("a closer neighbour");
+                assert_eq!(next[t * n + s], best as i32);
+            }
+        }
+        assert!(ties > 0);
+    }
+
+    #[test]
     fn ring_distances_are_cyclic() {
         let adj = ring(6);
         let (dist, next) = layer_forwarding(&adj, 1, None);
@@ -237,7 +329,9 @@ mod tests {
 
 pub mod python {
     use numpy::ndarray::Array2;
-    use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1};
+    use numpy::{
+        IntoPyArray, PyArray2, PyReadonlyArray1, PyReadwriteArray2, PyUntypedArrayMethods,
+    };
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
@@ -259,6 +353,20 @@ pub mod python {
         seed: u64,
         rank: Option<PyReadonlyArray1<'py, i32>>,
     ) -> PyResult<ForwardingArrays<'py>> {
+        let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank)?;
+        let dist = Array2::from_shape_vec((nr, nr), dist).expect("shape");
+        let next = Array2::from_shape_vec((nr, nr), next).expect("shape");
+        Ok((dist.into_pyarray(py), next.into_pyarray(py)))
+    }
+
+    fn tables<'py>(
+        py: Python<'py>,
+        nr: usize,
+        edge_u: PyReadonlyArray1<'py, i32>,
+        edge_v: PyReadonlyArray1<'py, i32>,
+        seed: u64,
+        rank: Option<PyReadonlyArray1<'py, i32>>,
+    ) -> PyResult<(Vec<u8>, Vec<i32>)> {
         let edges = crate::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
             .map_err(PyValueError::new_err)?;
         let rank_vec: Option<Vec<u32>> = match rank {
@@ -272,9 +380,39 @@ pub mod python {
             None => None,
         };
         let adj = crate::graph::neighbours(nr, &edges);
-        let (dist, next) = py.detach(|| super::layer_forwarding(&adj, seed, rank_vec.as_deref()));
-        let dist = Array2::from_shape_vec((nr, nr), dist).expect("shape");
-        let next = Array2::from_shape_vec((nr, nr), next).expect("shape");
-        Ok((dist.into_pyarray(py), next.into_pyarray(py)))
+        Ok(crate::pool::detached(py, || {
+            super::layer_forwarding(&adj, seed, rank_vec.as_deref())
+        }))
+    }
+
+    /// `layer_forwarding` written into `dist_out` and `next_out` (C-contiguous, nr x nr) as
+    /// [switch, destination], the way operators and configs read them: the transpose runs
+    /// here, blocked and in parallel, instead of as a strided numpy copy.
+    #[pyfunction]
+    #[pyo3(signature = (nr, edge_u, edge_v, seed, rank, dist_out, next_out))]
+    #[allow(clippy::too_many_arguments)]
+    pub fn layer_forwarding_into<'py>(
+        py: Python<'py>,
+        nr: usize,
+        edge_u: PyReadonlyArray1<'py, i32>,
+        edge_v: PyReadonlyArray1<'py, i32>,
+        seed: u64,
+        rank: Option<PyReadonlyArray1<'py, i32>>,
+        mut dist_out: PyReadwriteArray2<'py, u8>,
+        mut next_out: PyReadwriteArray2<'py, i32>,
+    ) -> PyResult<()> {
+        for shape in [dist_out.shape(), next_out.shape()] {
+            if shape != [nr, nr] {
+                return Err(PyValueError::new_err("outputs must be nr x nr"));
+            }
+        }
+        let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank)?;
+        let dist_target = dist_out.as_slice_mut()?;
+        let next_target = next_out.as_slice_mut()?;
+        crate::pool::detached(py, || {
+            super::transpose_into(&dist, nr, dist_target);
+            super::transpose_into(&next, nr, next_target);
+        });
+        Ok(())
     }
 }

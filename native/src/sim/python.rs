@@ -213,7 +213,7 @@ impl PacketSimulator {
     /// Processes every event up to `horizon_ps`; returns whether events remain after it.
     fn run_until(&mut self, py: Python<'_>, horizon_ps: u64) -> bool {
         let sim = &mut self.sim;
-        py.detach(|| sim.run_until(horizon_ps))
+        crate::pool::detached(py, || sim.run_until(horizon_ps))
     }
 
     #[getter]
