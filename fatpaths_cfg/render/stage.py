@@ -14,7 +14,7 @@ from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.output import OutputSink
 from fatpaths_cfg.platforms import PLATFORMS, Platform, SwitchFile, resolve
-from fatpaths_cfg.render import RenderPlan, RenderTick, no_render_tick
+from fatpaths_cfg.render import RenderPlan
 from fatpaths_cfg.render.base import SwitchView, render_file, render_switch
 from fatpaths_cfg.render.batfish import (
     ROOT,
@@ -126,23 +126,6 @@ class RenderJob:
 def _chunks(items: list[int], size: int) -> list[list[int]]:
     size = max(size, -(-len(items) // TASKS_PER_KIND))
     return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def render_into(
-    tree: OutputSink,
-    compiled: CompiledFabric,
-    plan: AddressPlan,
-    selection: RenderPlan,
-    tick: RenderTick = no_render_tick,
-    batfish: bool = False,
-) -> None:
-    """Configs and host plans into `tree`, in this process; with `batfish`, the Batfish
-    snapshot too."""
-    job = RenderJob(tree, compiled, plan, selection, batfish)
-    done = 0
-    for task in job.tasks():
-        done += task()
-        tick(done, job.items)
 
 
 def _encoded(files: dict[str, str]) -> dict[str, bytes]:
