@@ -96,7 +96,7 @@ class TreeMemory:
     """The peak, sampled, of the proportional set sizes (PSS) summed over a process and its
     descendants: pages shared copy-on-write by forked workers count once in the sum."""
 
-    INTERVAL_S = 0.05
+    INTERVAL_S = 0.1
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
