@@ -54,7 +54,8 @@ def compile_command(
         "-j",
         "--jobs",
         min=1,
-        help="Processes that write the output (default: one per CPU); the files are the same.",
+        help="Processes that render and write the output (default: one per CPU); any number "
+        "gives the same files.",
     ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""

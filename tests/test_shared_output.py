@@ -211,3 +211,21 @@ def test_native_parallel_work_runs_in_a_child_forked_after_the_parent_used_it() 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_the_jobs_option_of_compile(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fatpaths_cfg.cli import build_app
+
+    source = str(INVENTORIES / "hand-6.yaml")
+    runner = CliRunner()
+    refused = runner.invoke(build_app(), ["compile", source, "-o", str(tmp_path / "z"), "-j", "0"])
+    assert refused.exit_code == 2
+    assert not (tmp_path / "z").exists()
+    for jobs in ("1", "3"):
+        done = runner.invoke(
+            build_app(), ["compile", source, "-o", str(tmp_path / jobs), "-j", jobs]
+        )
+        assert done.exit_code == 0, done.output
+    assert tree_bytes(tmp_path / "1") == tree_bytes(tmp_path / "3")
