@@ -3,6 +3,7 @@ build, layer, route, allocate, model, render, write); the CLI is a thin shell ov
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -304,12 +305,14 @@ def write_output(
     jobs: int | None = None,
 ) -> CompileSummary:
     """`emit_output` into the directory `target`, each file written as it is rendered and the
-    whole swapped in at the end (see `StagedOutput`); `jobs` processes (default: one per CPU).
-    Raises UserErrors, before anything is written, when `target` is not the compiler's to
-    replace."""
+    whole swapped in at the end (see `StagedOutput`); `jobs` processes (default: one per CPU,
+    or one from any thread but the main one: a fork copies the locks that the process's other
+    threads hold, and a Dask or web worker's threads may hold any). Raises UserErrors, before
+    anything is written, when `target` is not the compiler's to replace."""
     check_compile_target(inventory, target, force)
+    if jobs is None:
+        jobs = available_cpus() if threading.current_thread() is threading.main_thread() else 1
     with StagedOutput(target, "compile", [inventory], force) as staged:
-        jobs = available_cpus() if jobs is None else jobs
         emit_output(compiled, staged, progress, platforms, limit, tick, batfish, jobs)
         if limit:
             keep_earlier_output(staged, target, batfish)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -229,3 +230,27 @@ def test_the_jobs_option_of_compile(tmp_path: Path) -> None:
         )
         assert done.exit_code == 0, done.output
     assert tree_bytes(tmp_path / "1") == tree_bytes(tmp_path / "3")
+
+
+def test_a_compile_from_another_thread_does_not_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker thread's process may have other threads holding locks a fork would copy."""
+
+    def no_fork() -> int:
+        raise AssertionError("forked from a worker thread")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    errors: list[BaseException] = []
+
+    def compile_in_thread() -> None:
+        try:
+            api.compile_to_directory(INVENTORIES / "slimfly-q5.yaml", tmp_path / "out")
+        except BaseException as exc:  # handed to the test's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=compile_in_thread)
+    worker.start()
+    worker.join()
+    assert errors == []
+    assert (tmp_path / "out" / "fabric.json").is_file()
