@@ -202,9 +202,6 @@ class OutputTree(OutputSink):
     def total_bytes(self) -> int:
         return sum(len(d) for d in self.files.values())
 
-    def marker_text(self) -> str:
-        return marker_text(self.kind, self.files)
-
     def commit(
         self, target: Path, protected: Sequence[Path] = (), force: bool = False
     ) -> tuple[int, int]:

@@ -968,10 +968,10 @@ def check_forwarding(
     checker.result.seconds["reference"] = time.perf_counter() - started
     checker.check_inputs()
     # The address checks share nothing with the route checks but their inputs, and what is
-    # derived from the routes (the deadlock analysis) needs only the resolved routes: on more
-    # cores they leave the walks alone on the critical path.
-    # One child at a time: each copies the pages it touches, and two at once took the
-    # peak (summed over the processes) past 1 GB on q=19.
+    # derived from the routes (the deadlock analysis) needs only the resolved routes, so each
+    # runs in a forked child beside the caller's own work. One child at a time: each copies the
+    # pages it touches, and two at once took the peak (summed over the processes) past 1 GB on
+    # q=19.
     with beside(checker.address_part) as addresses:
         resolved = checker.resolve_routes()
         findings, host_addresses, seconds = addresses.result()
