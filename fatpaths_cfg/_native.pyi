@@ -34,6 +34,43 @@ def overlap_layers(
 def layer_is_deadlock_free(
     next_hop: npt.NDArray[np.int32], endpoints: npt.NDArray[np.bool_] | None = None
 ) -> bool: ...
+def route_dependencies(
+    nr: int,
+    layers: int,
+    layer: npt.NDArray[np.uint16],
+    switch: npt.NDArray[np.int32],
+    dest: npt.NDArray[np.int32],
+    hop: npt.NDArray[np.int32],
+    endpoints: npt.NDArray[np.bool_] | None = None,
+) -> list[npt.NDArray[np.int64]]: ...
+def route_faults(
+    table: npt.NDArray[np.int32],
+    switch: npt.NDArray[np.int32],
+    dest: npt.NDArray[np.int32],
+    hop: npt.NDArray[np.int32],
+    link: npt.NDArray[np.int32],
+    link_a: npt.NDArray[np.int32],
+    link_b: npt.NDArray[np.int32],
+    plane: npt.NDArray[np.int32] | None,
+    layer_links: npt.NDArray[np.bool_] | None,
+    dist: npt.NDArray[np.int16],
+    model: npt.NDArray[np.int32] | None,
+) -> npt.NDArray[np.int8]: ...
+def primary_tables(
+    table: npt.NDArray[np.int32],
+    switch: npt.NDArray[np.int32],
+    dest: npt.NDArray[np.int32],
+    hop: npt.NDArray[np.int32],
+    tables: int,
+    nr: int,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
+def walk_failures(
+    hop: npt.NDArray[np.int32],
+    row: npt.NDArray[np.int64],
+    fault: npt.NDArray[np.int8],
+    routed: npt.NDArray[np.bool_],
+    rank: npt.NDArray[np.int64] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def read_route_lines(
     paths: list[str],
 ) -> tuple[

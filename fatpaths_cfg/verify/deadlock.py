@@ -7,9 +7,12 @@ a layer whose CDG is acyclic cannot.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from fatpaths_cfg import _native
 
 
 def _channel_ids(nr: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
@@ -100,32 +103,38 @@ def is_acyclic(dependencies: np.ndarray) -> bool:
     return bool(labels.max() + 1 == len(channels))
 
 
+@dataclass(frozen=True)
+class LayerRoutes:
+    """Per-destination routes as rows (switch, destination, next hop), the form rendered configs
+    give (several rows per (switch, destination) with ECMP), each tagged with its layer
+    (1..layers; 0 for a row that forwards nothing)."""
+
+    layers: int
+    layer: np.ndarray  # uint16
+    switch: np.ndarray  # int32, like dest and hop
+    dest: np.ndarray
+    hop: np.ndarray
+
+
+def layer_route_dependencies(
+    nr: int, routes: LayerRoutes, endpoints: np.ndarray | None = None
+) -> dict[int, np.ndarray]:
+    """Per layer number, the dependencies of its routes: a packet for t that enters n over
+    (s->n) waits on every (n->m) that n routes t over. With `endpoints` (bool per switch),
+    only routes towards switches with hosts count."""
+    per_layer = _native.route_dependencies(
+        nr, routes.layers, routes.layer, routes.switch, routes.dest, routes.hop, endpoints
+    )
+    return {layer: deps for layer, deps in enumerate(per_layer, start=1)}
+
+
 def route_dependencies(
     nr: int, switch: np.ndarray, dest: np.ndarray, hop: np.ndarray
 ) -> np.ndarray:
-    """Dependencies of arbitrary per-destination routes, given as triples (s, t, next hop n).
-
-    This is the form the rendered configs give (several triples per (s, t) with ECMP): a packet
-    for t that enters n over (s->n) waits on every (n->m) that n routes t over.
-    """
-    if len(switch) == 0:
-        return np.zeros((0, 2), np.int64)
-    key = switch.astype(np.int64) * nr + dest.astype(np.int64)
-    order = np.argsort(key, kind="stable")
-    # Triples per (switch, destination) cell and where each cell starts in `order`: a dense
-    # table over nr^2 cells instead of two binary searches per triple.
-    per_cell = np.bincount(key, minlength=nr * nr)
-    cell_start = np.cumsum(per_cell) - per_cell
-    # For each triple, the triples of the next hop towards the same destination.
-    follow = hop.astype(np.int64) * nr + dest.astype(np.int64)
-    start = cell_start[follow]
-    counts = per_cell[follow]
-    first = np.repeat(np.arange(len(switch)), counts)
-    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    second = order[np.repeat(start, counts) + offsets]
-    a = _channel_ids(nr, switch[first], hop[first])
-    b = _channel_ids(nr, switch[second], hop[second])
-    return _unique_pairs(a, b, nr)
+    """Dependencies of one set of route triples (s, t, next hop n)."""
+    columns = (np.ascontiguousarray(c, dtype=np.int32) for c in (switch, dest, hop))
+    routes = LayerRoutes(1, np.ones(len(switch), dtype=np.uint16), *columns)
+    return layer_route_dependencies(nr, routes)[1]
 
 
 def find_cycle(dependencies: np.ndarray, nr: int) -> list[tuple[int, int]]:

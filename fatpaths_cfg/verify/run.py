@@ -14,7 +14,7 @@ from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.checker import ForwardingCheck, check_forwarding
-from fatpaths_cfg.verify.deadlock import find_cycle, route_dependencies
+from fatpaths_cfg.verify.deadlock import LayerRoutes, find_cycle, layer_route_dependencies
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES, PfcPlan, assign_pfc_classes
 from fatpaths_cfg.verify.readers import read_configs, rendered_platforms
 
@@ -92,19 +92,11 @@ def _covers(loaded: LoadedCompiled, platform: str) -> bool:
     )
 
 
-def layer_dependencies(
-    loaded: LoadedCompiled, triples_of: dict[int, np.ndarray]
-) -> dict[int, np.ndarray]:
+def layer_dependencies(loaded: LoadedCompiled, routes: LayerRoutes) -> dict[int, np.ndarray]:
     """Channel dependency graph of each layer's rendered routes. Only routes towards switches
     with hosts carry traffic (fat-tree cores, OFT L1 have none), so only they can wait."""
-    nr = loaded.fabric.nr
     endpoints = np.array([bool(h) for h in loaded.fabric.hosts_of_switch], dtype=bool)
-    deps = {}
-    for layer in sorted(triples_of):
-        triples = triples_of[layer]
-        kept = triples[endpoints[triples[:, 1]]]
-        deps[layer] = route_dependencies(nr, kept[:, 0], kept[:, 1], kept[:, 2])
-    return deps
+    return layer_route_dependencies(loaded.fabric.nr, routes, endpoints)
 
 
 def layer_deadlock(loaded: LoadedCompiled, deps: dict[int, np.ndarray]) -> list[LayerDeadlock]:
@@ -129,11 +121,9 @@ def verify_output(
     report = VerifyReport(directory, loaded.fabric.name, require_lossless=require_lossless)
     report.seconds["load"] = time.perf_counter() - started
 
-    def deadlock_and_pfc(
-        triples: dict[int, np.ndarray],
-    ) -> tuple[list[LayerDeadlock], PfcPlan, float]:
+    def deadlock_and_pfc(routes: LayerRoutes) -> tuple[list[LayerDeadlock], PfcPlan, float]:
         started = time.perf_counter()
-        deps = layer_dependencies(loaded, triples)
+        deps = layer_dependencies(loaded, routes)
         verdicts = layer_deadlock(loaded, deps)
         cycle_free = {verdict.layer: verdict.cycle_free for verdict in verdicts}
         pfc = assign_pfc_classes(deps, max_lossless_classes, cycle_free)

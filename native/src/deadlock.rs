@@ -196,6 +196,108 @@ pub fn layer_is_deadlock_free(nr: usize, next_hop: &[i32], endpoints: Option<&[b
     is_acyclic(&successors)
 }
 
+/// Routes given as rows (switch, destination, next hop), tagged with their layer (1-based; 0
+/// for rows that carry nothing, such as unresolved or faulty ones). Several rows per (switch,
+/// destination) are an ECMP set, and each member counts.
+pub struct RouteRows<'a> {
+    pub nr: usize,
+    pub layer: &'a [u16],
+    pub switch: &'a [i32],
+    pub dest: &'a [i32],
+    pub hop: &'a [i32],
+}
+
+/// The sorted unique dependencies ((tail, head) channel ids, channel = tail switch * nr + head
+/// switch) of each layer 1..=layers: a packet for t entering n over (s->n) waits on every
+/// (n->m) that n routes t over. With `endpoints`, only routes towards switches with hosts
+/// count (nothing else is ever sent).
+pub fn route_dependencies(
+    rows: &RouteRows<'_>,
+    layers: usize,
+    endpoints: Option<&[bool]>,
+) -> Vec<Vec<(u64, u64)>> {
+    let mut of_layer: Vec<Vec<u32>> = vec![Vec::new(); layers];
+    for (i, &layer) in rows.layer.iter().enumerate() {
+        let wanted = endpoints.is_none_or(|e| e[rows.dest[i] as usize]);
+        if layer > 0 && wanted {
+            of_layer[layer as usize - 1].push(i as u32);
+        }
+    }
+    of_layer
+        .par_iter()
+        .map(|members| layer_dependencies(rows, members))
+        .collect()
+}
+
+fn layer_dependencies(rows: &RouteRows<'_>, members: &[u32]) -> Vec<(u64, u64)> {
+    let nr = rows.nr;
+    // The next hops of each (switch, destination) cell, and the rows of each switch, both
+    // bucketed by counting sorts.
+    let cells = buckets(nr * nr, members, |i| {
+        rows.switch[i] as usize * nr + rows.dest[i] as usize
+    });
+    let of_switch = buckets(nr, members, |i| rows.switch[i] as usize);
+    // Per switch s, its waits (n, m) sorted and deduplicated in cache: sorted by s, then n,
+    // then m, they are sorted by channel pair, since channel (s->n) = s * nr + n.
+    let per_switch: Vec<Vec<(u64, u64)>> = (0..nr)
+        .into_par_iter()
+        .map(|s| {
+            let mut waits: Vec<u64> = Vec::new();
+            for &i in of_switch.members(s) {
+                let (t, n) = (
+                    rows.dest[i as usize] as usize,
+                    rows.hop[i as usize] as usize,
+                );
+                for &j in cells.members(n * nr + t) {
+                    let m = rows.hop[j as usize] as u64;
+                    waits.push(((n as u64) << 32) | m);
+                }
+            }
+            waits.sort_unstable();
+            waits.dedup();
+            let (s, nr) = (s as u64, nr as u64);
+            waits
+                .into_iter()
+                .map(|wait| {
+                    let (n, m) = (wait >> 32, wait & u64::from(u32::MAX));
+                    (s * nr + n, n * nr + m)
+                })
+                .collect()
+        })
+        .collect();
+    per_switch.concat()
+}
+
+/// Row numbers grouped by a key in 0..keys, each group in row order.
+struct Buckets {
+    start: Vec<u32>,
+    rows: Vec<u32>,
+}
+
+impl Buckets {
+    fn members(&self, key: usize) -> &[u32] {
+        &self.rows[self.start[key] as usize..self.start[key + 1] as usize]
+    }
+}
+
+fn buckets(keys: usize, members: &[u32], key_of: impl Fn(usize) -> usize) -> Buckets {
+    let mut start = vec![0u32; keys + 1];
+    for &i in members {
+        start[key_of(i as usize) + 1] += 1;
+    }
+    for k in 0..keys {
+        start[k + 1] += start[k];
+    }
+    let mut filled = start.clone();
+    let mut rows = vec![0u32; members.len()];
+    for &i in members {
+        let k = key_of(i as usize);
+        rows[filled[k] as usize] = i;
+        filled[k] += 1;
+    }
+    Buckets { start, rows }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +313,25 @@ mod tests {
             }
         }
         next
+    }
+
+    #[test]
+    fn ecmp_rows_wait_on_every_member_of_the_next_set() {
+        // 0 -> {1, 2} -> 3 towards 3: (0->1) waits on (1->3), (0->2) on (2->3).
+        let rows = RouteRows {
+            nr: 4,
+            layer: &[1, 1, 1, 1, 0],
+            switch: &[0, 0, 1, 2, 1],
+            dest: &[3, 3, 3, 3, 3],
+            hop: &[1, 2, 3, 3, 0],
+        };
+        let deps = route_dependencies(&rows, 1, None);
+        assert_eq!(deps, vec![vec![(1, 7), (2, 11)]]);
+        let no_hosts_at_3 = [true, true, true, false];
+        assert_eq!(
+            route_dependencies(&rows, 1, Some(&no_hosts_at_3)),
+            vec![Vec::<(u64, u64)>::new()]
+        );
     }
 
     #[test]
@@ -250,7 +371,8 @@ mod tests {
 }
 
 pub mod python {
-    use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+    use numpy::ndarray::Array2;
+    use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
@@ -284,5 +406,74 @@ pub mod python {
         Ok(crate::pool::detached(py, || {
             super::layer_is_deadlock_free(nr, &table, endpoints.as_deref())
         }))
+    }
+
+    type Dependencies<'py> = Vec<Bound<'py, PyArray2<i64>>>;
+
+    /// Per layer 1..=layers, the sorted unique (channel, channel) dependencies (int64, M x 2,
+    /// channel = tail * nr + head) of the route rows tagged with that layer (0: no layer).
+    #[pyfunction]
+    #[pyo3(signature = (nr, layers, layer, switch, dest, hop, endpoints=None))]
+    #[allow(clippy::too_many_arguments)]
+    pub fn route_dependencies<'py>(
+        py: Python<'py>,
+        nr: usize,
+        layers: usize,
+        layer: PyReadonlyArray1<'py, u16>,
+        switch: PyReadonlyArray1<'py, i32>,
+        dest: PyReadonlyArray1<'py, i32>,
+        hop: PyReadonlyArray1<'py, i32>,
+        endpoints: Option<PyReadonlyArray1<'py, bool>>,
+    ) -> PyResult<Dependencies<'py>> {
+        let rows = super::RouteRows {
+            nr,
+            layer: layer.as_slice()?,
+            switch: switch.as_slice()?,
+            dest: dest.as_slice()?,
+            hop: hop.as_slice()?,
+        };
+        let count = rows.layer.len();
+        if [rows.switch.len(), rows.dest.len(), rows.hop.len()] != [count; 3] {
+            return Err(PyValueError::new_err(
+                "route columns must have the same length",
+            ));
+        }
+        let switch_ok = |v: i32| v >= 0 && (v as usize) < nr;
+        let rows_ok = (0..count).all(|i| {
+            rows.layer[i] == 0
+                || (rows.layer[i] as usize <= layers
+                    && switch_ok(rows.switch[i])
+                    && switch_ok(rows.dest[i])
+                    && switch_ok(rows.hop[i]))
+        });
+        if !rows_ok {
+            return Err(PyValueError::new_err(
+                "a routed row names no switch, or a layer past the last",
+            ));
+        }
+        let endpoints = match &endpoints {
+            Some(e) if e.len() != nr => {
+                return Err(PyValueError::new_err(
+                    "endpoints must have one entry per switch",
+                ))
+            }
+            Some(e) => Some(e.as_slice()?),
+            None => None,
+        };
+        let per_layer =
+            crate::pool::detached(py, || super::route_dependencies(&rows, layers, endpoints));
+        Ok(per_layer
+            .into_iter()
+            .map(|pairs| {
+                let flat: Vec<i64> = pairs
+                    .into_iter()
+                    .flat_map(|(a, b)| [a as i64, b as i64])
+                    .collect();
+                let rows = flat.len() / 2;
+                Array2::from_shape_vec((rows, 2), flat)
+                    .expect("shape")
+                    .into_pyarray(py)
+            })
+            .collect())
     }
 }

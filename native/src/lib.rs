@@ -9,6 +9,7 @@ pub mod graph;
 pub mod layers;
 pub mod plain_yaml;
 pub mod pool;
+pub mod route_check;
 pub mod route_lines;
 pub mod routing;
 pub mod sim;
@@ -24,7 +25,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         deadlock::python::layer_is_deadlock_free,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(deadlock::python::route_dependencies, m)?)?;
     m.add_function(wrap_pyfunction!(route_lines::python::read_route_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(route_check::python::route_faults, m)?)?;
+    m.add_function(wrap_pyfunction!(route_check::python::primary_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(route_check::python::walk_failures, m)?)?;
     m.add_function(wrap_pyfunction!(
         address_lines::python::read_shell_addresses,
         m
