@@ -78,6 +78,7 @@ def _configs(loaded: LoadedCompiled) -> ParsedConfigs:
     for s in fabric.switches:
         file = parsed.file_index(f"configs/test/{s.name}.conf")
         parsed.switch_file[s.name] = file
+        parsed.configured_switches.add(s.name)
         line = 1
         for link in plan["links"]:
             wiring = fabric.links[link["index"]]

@@ -14,11 +14,13 @@ PLATFORM = Platform(
             "{switch}/frr.conf",
             "fatpaths_cfg.verify.readers:read_frr_routes",
             builder=f"{RENDER}:frr_conf",
+            holds="routes",
         ),
         SwitchFile(
             "{switch}/interfaces",
             "fatpaths_cfg.verify.vendor_readers:read_cumulus_interfaces",
             builder=f"{RENDER}:interfaces",
+            holds="addresses",
         ),
     ),
     encodings=("prefix",),

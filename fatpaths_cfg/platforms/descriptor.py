@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 # Inside the package, so a wheel installs them as package data of fatpaths_cfg.
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -29,12 +29,17 @@ class SwitchFile:
               structured data (JSON) or need more context than the view.
     reader:   `"module:function"`, `function(reader, relative)`, that reads the file back for
               `fatpaths verify` into a `verify.readers.SwitchReader` (routes, addresses, MACs).
+    holds:    what the reader finds in the file: "routes" (routes, MACs, trunks), "addresses"
+              (interface addresses only) or "both". verify reads the files of a platform
+              without "both" in two processes at once: routes for the route checks, addresses
+              for the address checks.
     """
 
     path: str
     reader: str
     template: str | None = None
     builder: str | None = None
+    holds: Literal["routes", "addresses", "both"] = "both"
 
     def at(self, switch: str) -> str:
         return self.path.format(switch=switch)
@@ -189,7 +194,9 @@ READERS = "fatpaths_cfg.verify.readers"
 # Where containerlab nodes find the scripts bound into them.
 CLAB_ROOT = "/fatpaths"
 # The FRR routes file of every platform that runs FRR from the shared frr.conf template.
-FRR_CONF = SwitchFile("{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2")
+FRR_CONF = SwitchFile(
+    "{switch}/frr.conf", f"{READERS}:read_frr_routes", template="frr.conf.j2", holds="routes"
+)
 
 
 def kernel_port_name(ports: Sequence[str], port: str) -> str:

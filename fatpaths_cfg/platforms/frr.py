@@ -24,6 +24,7 @@ PLATFORM = Platform(
             "{switch}/interfaces.sh",
             f"{READERS}:read_iproute2_addresses",
             builder="fatpaths_cfg.render.iproute2:frr_interfaces_sh",
+            holds="addresses",
         ),
     ),
     encodings=("prefix",),

@@ -34,6 +34,7 @@ PLATFORM = Platform(
             "{switch}/config_db.json",
             f"{READERS}:read_config_db",
             builder="fatpaths_cfg.render.sonic:config_db_json",
+            holds="addresses",
         ),
     ),
     encodings=("prefix",),

@@ -17,9 +17,7 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -40,7 +38,12 @@ from fatpaths_cfg.verify.plan import (
     canonical_interfaces,
     canonical_prefix,
 )
-from fatpaths_cfg.verify.readers import LOOPBACK, normalise_mac
+from fatpaths_cfg.verify.readers import (
+    LOOPBACK,
+    normalise_mac,
+    read_address_files,
+    read_route_files,
+)
 
 NO_HOP = -1
 UNREACHABLE = 255
@@ -262,8 +265,6 @@ class _Checker:
         self.names = [s.name for s in self.fabric.switches]
         self.index = build_address_index(loaded.data, str(loaded.directory / "fabric.json"))
         self.result = ForwardingCheck(parsed.platform)
-        self.routes = parsed.routes.interned()
-        self.dist, self.adjacency, self.ranks = reference_distances(loaded, self.index)
         edges = self.fabric.edges
         # Each end's switch per link, gathered per route: two int32 columns, not one pair.
         self.link_a = np.ascontiguousarray(edges[:, 0], dtype=np.int32)
@@ -274,6 +275,11 @@ class _Checker:
         self.switch_plane = plane_of
         self.routed_pairs = ~np.eye(self.nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])
         self.routed_pair_count = int(self.routed_pairs.sum())
+
+    def prepare_routes(self) -> None:
+        """The routes as one block, and the reference they are held against."""
+        self.routes = self.parsed.routes.interned()
+        self.dist, self.adjacency, self.ranks = reference_distances(self.loaded, self.index)
 
     @property
     def table_count(self) -> int:
@@ -420,9 +426,12 @@ class _Checker:
                 )
 
     # -- stages ----------------------------------------------------------------------------
-    def check_inputs(self) -> None:
-        for file, line, text in self.parsed.unparsed:
+    def report_unparsed(self, lines: list[tuple[int, int, str]]) -> None:
+        for file, line, text in lines:
             self.add(Finding(UNPARSED, f"cannot read {text!r}", self.parsed.location(file, line)))
+
+    def check_inputs(self) -> None:
+        self.report_unparsed(self.parsed.unparsed)
         for switch in self.names:
             if switch not in self.parsed.switch_file:
                 self.add(
@@ -716,8 +725,8 @@ class _Checker:
         """Every configured address by canonical address (no prefix length), one entry per
         interface, planned ones first, each group in reading order."""
         on_switches = len(self.parsed.switch_addresses)
-        entries = self.parsed.switch_addresses + self.parsed.host_addresses
-        addresses = canonical_addresses([e.address for e in entries])
+        entries = self.parsed.switch_addresses.joined(self.parsed.host_addresses)
+        addresses = canonical_addresses(entries.address)
         # Only an address configured more than once can clash: the rest (nearly all of a
         # sound fabric's) need no place built, and a fabric without any needs no plan indexed.
         counts = Counter(addresses)
@@ -732,26 +741,27 @@ class _Checker:
             for switch, port in ((link.a, link.a_port), (link.b, link.b_port))
         }
         groups: dict[str, dict[tuple[str, str], _PlacedAddress]] = defaultdict(dict)
-        for i, (entry, address) in enumerate(zip(entries, addresses, strict=True)):
+        rows = zip(entries.owner, entries.port, entries.address, addresses, strict=True)
+        for i, (owner, port, text, address) in enumerate(rows):
             if address is None or counts[address] < 2:
                 continue
             on_host = i >= on_switches
-            key = (entry.owner, canonical_interface(entry.address))
+            key = (owner, canonical_interface(text))
             gateway = key in gateways
-            interface = (entry.owner, "gateway" if gateway else entry.port)
+            interface = (owner, "gateway" if gateway else port)
             group = groups[address]
             if interface in group:
                 continue  # the first line of an interface stands for it (a gateway: 10^5)
-            link = link_of_port.get((entry.owner, entry.port))
+            link = link_of_port.get((owner, port))
             if on_host:
                 role = "host"
-            elif entry.port == LOOPBACK:
+            elif port == LOOPBACK:
                 role = "loopback"
             elif gateway:
                 role = "gateway"
             else:
                 role = "port" if link is None else "link"
-            group[interface] = _PlacedAddress(entry, role, key in planned, link)
+            group[interface] = _PlacedAddress(entries[i], role, key in planned, link)
         return {
             address: sorted(places.values(), key=lambda p: not p.planned)
             for address, places in groups.items()
@@ -794,11 +804,15 @@ class _Checker:
         return reported
 
     def address_part(self) -> tuple[list[Finding], int, float]:
-        """`check_addresses` on a result of its own: (findings, host addresses, seconds)."""
+        """The files that hold only addresses and the host plans read, and `check_addresses`,
+        on a result of its own: (findings, host addresses, seconds)."""
         own = self.result
         self.result = ForwardingCheck(own.platform)
         started = time.perf_counter()
         try:
+            read_before = len(self.parsed.unparsed)
+            read_address_files(self.parsed, self.loaded)
+            self.report_unparsed(self.parsed.unparsed[read_before:])
             self.check_addresses()
             return self.result.findings, self.result.host_addresses, time.perf_counter() - started
         finally:
@@ -808,11 +822,12 @@ class _Checker:
         parsed = self.parsed
         clashed = self.check_address_clashes()
         configured: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
-        entries = parsed.switch_addresses + parsed.host_addresses
-        interfaces = canonical_interfaces([entry.address for entry in entries])
-        for entry, interface in zip(entries, interfaces, strict=True):
-            place = (entry.port, entry.file, entry.line)
-            key = (entry.owner, interface)
+        entries = parsed.switch_addresses.joined(parsed.host_addresses)
+        interfaces = canonical_interfaces(entries.address)
+        rows = zip(entries.owner, entries.port, entries.file, entries.line, interfaces, strict=True)
+        for owner, port, file, line, interface in rows:
+            place = (port, file, line)
+            key = (owner, interface)
             # Nearly every key is configured once: a fresh list beats defaultdict's lookup twice.
             known = configured.get(key)
             if known is None:
@@ -822,12 +837,7 @@ class _Checker:
         expected_keys: set[tuple[str, str]] = set()
         routes = parsed.host_routes
         host_routes = set(
-            zip(
-                [entry.owner for entry in routes],
-                [entry.port for entry in routes],
-                canonical_addresses([entry.address for entry in routes]),
-                strict=True,
-            )
+            zip(routes.owner, routes.port, canonical_addresses(routes.address), strict=True)
         )
         switches_with_hosts = {self.names[u.switch] for h in self.fabric.hosts for u in h.uplinks}
         expected = self.index.expected
@@ -856,7 +866,7 @@ class _Checker:
                         )
                     )
                 continue
-            if want.owner not in parsed.switch_file:
+            if want.owner not in parsed.configured_switches:
                 continue  # reported as a missing config
             if want.role == "link" and self.index.encoding == "vlan":
                 continue  # VLAN encoding: links are L2 trunks, the plan's addresses go unused
@@ -907,26 +917,31 @@ def check_forwarding(
     parsed: ParsedConfigs,
     derive: Callable[[LayerRoutes], Any] | None = None,
 ) -> ForwardingCheck:
-    """Check one platform's rendered configs against `fabric.json`; findings say what is wrong
-    and where, and are empty when every layer forwards every pair correctly. `derive`, given
-    the routes that forward, runs beside the walks; its value is the result's `derived`."""
-    started = time.perf_counter()
+    """Check one platform's configs (`read_configs`, or `plan_reading` with files still to
+    read) against `fabric.json`; findings say what is wrong and where, and are empty when every
+    layer forwards every pair correctly. `derive`, given the routes that forward, runs after
+    the walks; its value is the result's `derived`."""
     checker = _Checker(loaded, parsed)
-    checker.result.seconds["reference"] = time.perf_counter() - started
-    checker.check_inputs()
-    # The address checks share nothing with the route checks but their inputs, and what is
-    # derived from the routes (the deadlock analysis) needs only the resolved routes, so each
-    # runs in a forked child beside the caller's own work. One child at a time: each copies the
-    # pages it touches, and two at once took the peak (summed over the processes) past 1 GB on
-    # q=19.
+    started = time.perf_counter()
+    # The address checks share nothing with the route checks but the fabric: they read the
+    # files that hold only addresses and the host plans themselves, in a forked child, while
+    # this process reads the routes, checks them and derives what they imply (the deadlock
+    # analysis). A file that holds both is read before the child starts, so both have it.
+    if any(pending.holds == "both" for pending in parsed.pending):
+        read_route_files(parsed, loaded)
     with beside(checker.address_part) as addresses:
+        read_route_files(parsed, loaded)
+        checker.result.seconds["read"] = time.perf_counter() - started
+        checker.check_inputs()
+        started = time.perf_counter()
+        checker.prepare_routes()
+        checker.result.seconds["reference"] = time.perf_counter() - started
         resolved = checker.resolve_routes()
-        findings, host_addresses, seconds = addresses.result()
-    forwarding = checker.result.forwarding
-    assert forwarding is not None  # resolve_routes set it
-    with beside(partial(derive, forwarding)) if derive else nullcontext() as derived:
         checker.check_resolved(*resolved)
-        checker.result.derived = derived.result() if derived else None
+        forwarding = checker.result.forwarding
+        assert forwarding is not None  # resolve_routes set it
+        checker.result.derived = derive(forwarding) if derive else None
+        findings, host_addresses, seconds = addresses.result()
     checker.result.findings.extend(findings)
     checker.result.host_addresses += host_addresses
     checker.result.seconds["addresses"] = seconds

@@ -4,6 +4,7 @@ more than the whole check)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -97,16 +98,69 @@ def _intern(ids: dict[str, int], name: str) -> int:
 
 
 class AddressLine(NamedTuple):
-    """An address configured on a switch port (fabric port name, or "lo") or on a host.
-
-    A named tuple, not a frozen dataclass: a fabric has 10^5 of them, and a frozen dataclass
-    costs a setattr call per field to build."""
+    """An address configured on a switch port (fabric port name, or "lo") or on a host."""
 
     owner: str  # switch or host name
     port: str
     address: str  # with prefix length, as written
     file: int
     line: int
+
+
+@dataclass
+class AddressColumns:
+    """Address lines as columns: a q=19 Slim Fly configures 3 * 10^5 of them (a gateway on
+    every host port, an address per host and layer), and a tuple per line cost a second."""
+
+    owner: list[str] = field(default_factory=list)
+    port: list[str] = field(default_factory=list)
+    address: list[str] = field(default_factory=list)
+    file: list[int] = field(default_factory=list)
+    line: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.owner)
+
+    def __getitem__(self, row: int) -> AddressLine:
+        return AddressLine(
+            self.owner[row], self.port[row], self.address[row], self.file[row], self.line[row]
+        )
+
+    def __iter__(self) -> Iterator[AddressLine]:
+        return map(AddressLine, self.owner, self.port, self.address, self.file, self.line)
+
+    def append(self, line: AddressLine) -> None:
+        self.extend(line.owner, line.file, [line.port], [line.address], [line.line])
+
+    def extend(
+        self,
+        owner: str,
+        file: int,
+        ports: Sequence[str],
+        addresses: Sequence[str],
+        lines: Sequence[int],
+    ) -> None:
+        """Lines of one owner's file."""
+        self.owner += [owner] * len(ports)
+        self.port += ports
+        self.address += addresses
+        self.file += [file] * len(ports)
+        self.line += lines
+
+    def pop(self, row: int) -> AddressLine:
+        popped = self[row]
+        for column in (self.owner, self.port, self.address, self.file, self.line):
+            del column[row]
+        return popped
+
+    def joined(self, other: AddressColumns) -> AddressColumns:
+        return AddressColumns(
+            self.owner + other.owner,
+            self.port + other.port,
+            self.address + other.address,
+            self.file + other.file,
+            self.line + other.line,
+        )
 
 
 @dataclass
@@ -133,6 +187,14 @@ class TrunkLine:
     line: int
 
 
+class PendingFile(NamedTuple):
+    switch: int
+    platform: str
+    relative: str  # under the output directory
+    reader: str  # "module:function" (SwitchFile.reader)
+    holds: str  # SwitchFile.holds
+
+
 @dataclass
 class ParsedConfigs:
     """Everything read back from one platform's rendered files."""
@@ -142,11 +204,11 @@ class ParsedConfigs:
     routes: RouteColumns = field(default_factory=RouteColumns)
     macs: MacColumns = field(default_factory=MacColumns)
     trunks: list[TrunkLine] = field(default_factory=list)
-    switch_addresses: list[AddressLine] = field(default_factory=list)
-    host_addresses: list[AddressLine] = field(default_factory=list)
+    switch_addresses: AddressColumns = field(default_factory=AddressColumns)
+    host_addresses: AddressColumns = field(default_factory=AddressColumns)
     # Kernel platforms (frr, linux) share one subnet over several host ports with `noprefixroute`
     # gateways, so each host is reachable only through its /32 (/128) route on its port.
-    host_routes: list[AddressLine] = field(default_factory=list)
+    host_routes: AddressColumns = field(default_factory=AddressColumns)
     host_route_switches: set[str] = field(default_factory=set)
     # The file holding a switch's routes (faults of omission point there), and a host's plan.
     switch_file: dict[str, int] = field(default_factory=dict)
@@ -154,6 +216,10 @@ class ParsedConfigs:
     host_file: dict[str, int] = field(default_factory=dict)
     # Lines a reader could not understand: (file index, line, text); reported, never ignored.
     unparsed: list[tuple[int, int, str]] = field(default_factory=list)
+    # Switches whose files are all there (and so read), and the files not read yet.
+    configured_switches: set[str] = field(default_factory=set)
+    pending: list[PendingFile] = field(default_factory=list)
+    hosts_pending: bool = False
 
     def file_index(self, path: str) -> int:
         self.files.append(path)

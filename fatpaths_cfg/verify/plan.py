@@ -73,8 +73,18 @@ class AddressIndex:
     subnet_of: dict[tuple[int, int], str] = field(default_factory=dict)
     # canonical next-hop address -> (link index, switch that owns the address)
     link_address: dict[str, tuple[int, int]] = field(default_factory=dict)
-    expected: list[ExpectedAddress] = field(default_factory=list)
     vlans: dict[int, int] = field(default_factory=dict)  # vlan id -> layer
+    # fabric.json, whose addresses `expected` lists when first asked: the route checks never
+    # need its 10^5 entries, and verify's address check runs in a process of its own.
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+    _expected: list[ExpectedAddress] | None = field(default=None, repr=False)
+
+    @property
+    def expected(self) -> list[ExpectedAddress]:
+        """Every address the plan gives, switch by switch, then link by link, then hosts."""
+        if self._expected is None:
+            self._expected = _expected_addresses(self.data, self.families)
+        return self._expected
 
     def table(self, family: int, layer: int) -> int:
         return family * self.layers + layer - 1
@@ -114,16 +124,9 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
     switch_index = {s["name"]: s["index"] for s in data["switches"]}
     layers = len(data["layers"])
     families = _families(plan)
-    index = AddressIndex(plan.get("encoding", "prefix"), families, layers)
+    index = AddressIndex(plan.get("encoding", "prefix"), families, layers, data=data)
     for entry in plan.get("switches", []):
-        name = entry["name"]
-        t = switch_index[name]
-        for fam in families:
-            loopback = entry.get(f"loopback_{fam}")
-            if loopback:
-                index.expected.append(
-                    ExpectedAddress(name, "lo", canonical_interface(loopback), "loopback", None)
-                )
+        t = switch_index[entry["name"]]
         for subnet in entry.get("subnets", []):
             for fam_i, fam in enumerate(families):
                 prefix = subnet.get(fam)
@@ -133,33 +136,58 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
                 key = canonical_prefix(prefix) or prefix
                 index.subnet[key] = (table, t)
                 index.subnet_of[(table, t)] = key
-                gateway = subnet.get(f"gateway_{fam}")
-                if gateway:
-                    length = key.split("/")[1]
-                    index.expected.append(
-                        ExpectedAddress(
-                            name,
-                            None,
-                            canonical_interface(f"{gateway.split('/')[0]}/{length}"),
-                            "gateway",
-                            subnet["layer"],
-                        )
-                    )
     links = data["links"]
     for entry in plan.get("links", []):
         link = links[entry["index"]]
         for side in ("a", "b"):
-            owner = link[side]["switch"]
+            owner = switch_index[link[side]["switch"]]
+            for fam in families:
+                address = entry.get(f"{side}_{fam}")
+                bare = canonical_address(address) if address else None
+                if bare is not None:
+                    index.link_address[bare] = (entry["index"], owner)
+    index.vlans = {v["vlan"]: v["layer"] for v in plan.get("vlans", [])}
+    return index
+
+
+def _expected_addresses(data: dict[str, Any], families: tuple[str, ...]) -> list[ExpectedAddress]:
+    plan = data["addressing"]
+    expected: list[ExpectedAddress] = []
+    for entry in plan.get("switches", []):
+        name = entry["name"]
+        for fam in families:
+            loopback = entry.get(f"loopback_{fam}")
+            if loopback:
+                expected.append(
+                    ExpectedAddress(name, "lo", canonical_interface(loopback), "loopback", None)
+                )
+        for subnet in entry.get("subnets", []):
+            for fam in families:
+                prefix = subnet.get(fam)
+                gateway = subnet.get(f"gateway_{fam}")
+                if not prefix or not gateway:
+                    continue
+                length = (canonical_prefix(prefix) or prefix).split("/")[1]
+                expected.append(
+                    ExpectedAddress(
+                        name,
+                        None,
+                        canonical_interface(f"{gateway.split('/')[0]}/{length}"),
+                        "gateway",
+                        subnet["layer"],
+                    )
+                )
+    links = data["links"]
+    for entry in plan.get("links", []):
+        link = links[entry["index"]]
+        for side in ("a", "b"):
             for fam in families:
                 address = entry.get(f"{side}_{fam}")
                 if not address:
                     continue
-                bare = canonical_address(address)
-                if bare is not None:
-                    index.link_address[bare] = (entry["index"], switch_index[owner])
-                index.expected.append(
+                expected.append(
                     ExpectedAddress(
-                        owner,
+                        link[side]["switch"],
                         link[side]["port"],
                         canonical_interface(address),
                         "link",
@@ -172,7 +200,7 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
             for fam in families:
                 value = address.get(fam)
                 if value:
-                    index.expected.append(
+                    expected.append(
                         ExpectedAddress(
                             host["name"],
                             None,
@@ -182,8 +210,7 @@ def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
                             plane=address.get("plane", 0),
                         )
                     )
-    index.vlans = {v["vlan"]: v["layer"] for v in plan.get("vlans", [])}
-    return index
+    return expected
 
 
 @lru_cache(maxsize=_CANONICAL_CACHE)

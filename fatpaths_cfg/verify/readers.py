@@ -20,7 +20,7 @@ from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.render.native_ports import port_naming
-from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, RouteBlock, TrunkLine
+from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, PendingFile, RouteBlock, TrunkLine
 
 LOOPBACK = "lo"
 
@@ -216,12 +216,13 @@ class _SwitchReader:
         addresses, host_routes, unparsed = read
         port, name, file = self.ifnames.get, self.name, self.file
         # Built in bulk: a q=19 Slim Fly has 2 * 10^5 of these lines.
-        self.parsed.switch_addresses += [
-            AddressLine(name, port(i, i), a, file, n) for n, i, a in addresses
-        ]
-        self.parsed.host_routes += [
-            AddressLine(name, port(i, i), a, file, n) for n, i, a in host_routes
-        ]
+        for lines, columns in (
+            (addresses, self.parsed.switch_addresses),
+            (host_routes, self.parsed.host_routes),
+        ):
+            if lines:
+                numbers, interfaces, texts = zip(*lines, strict=True)
+                columns.extend(name, file, [port(i, i) for i in interfaces], texts, numbers)
         self.parsed.unparsed += [(file, n, text) for n, text in unparsed]
         return True
 
@@ -360,32 +361,33 @@ def read_config_db(reader: SwitchReader, relative: str) -> None:
     reader.config_db(relative)
 
 
-def _read_switch(
-    parsed: ParsedConfigs,
-    out: Path,
-    loaded: LoadedCompiled,
-    switch: int,
-    platform: str,
-    batch: FrrRouteBatch | None = None,
-) -> bool:
+def _switch_reader(
+    parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
+) -> _SwitchReader:
     name = loaded.fabric.switches[switch].name
     descriptor = PLATFORMS[platform]
     ifnames = _ifname_map(loaded, switch) if descriptor.kernel else {}
     naming = port_naming(descriptor)
     if naming is not None:
         ifnames = naming.names(loaded.fabric.switches[switch].ports)
-    reader = _SwitchReader(parsed, out, name, switch, ifnames)
-    reader.batch = batch
-    files: list[tuple[str, FileReader]] = [
-        (f"configs/{platform}/{file.at(name)}", resolve(file.reader)) for file in descriptor.files
-    ]
+    return _SwitchReader(parsed, out, name, switch, ifnames)
+
+
+def _plan_switch(
+    parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
+) -> None:
+    """Queue the switch's files in `parsed.pending`; none when one is missing (the switch is
+    reported as unconfigured, not half read)."""
+    name = loaded.fabric.switches[switch].name
+    descriptor = PLATFORMS[platform]
+    files = [(f"configs/{platform}/{file.at(name)}", file) for file in descriptor.files]
     if not all((out / relative).is_file() for relative, _ in files):
-        return False
+        return
+    parsed.configured_switches.add(name)
     if descriptor.kernel:
         parsed.host_route_switches.add(name)
-    for relative, read in files:
-        read(reader, relative)
-    return True
+    for relative, file in files:
+        parsed.pending.append(PendingFile(switch, platform, relative, file.reader, file.holds))
 
 
 def _host_plans(directory: Path) -> set[str]:
@@ -414,7 +416,9 @@ def _read_hosts(parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled) -> Non
     for (owner, file, path), lines in zip(plans, read, strict=True):
         if lines is None:
             lines = _host_plan_addresses(path)
-        addresses += [AddressLine(owner, device, a, file, n) for n, device, a in lines]
+        if lines:
+            numbers, devices, texts = zip(*lines, strict=True)
+            addresses.extend(owner, file, devices, texts, numbers)
 
 
 def _host_plan_addresses(path: str) -> list[tuple[int, str, str]]:
@@ -451,12 +455,51 @@ def read_configs(
     loaded: LoadedCompiled, platform: str | None = None, label: str | None = None
 ) -> ParsedConfigs:
     """Read every switch's files (of `platform`, or each switch's own) and the host plans."""
-    out = loaded.directory
-    chosen = switch_platforms(loaded, platform)
-    parsed = ParsedConfigs(label or platform or "inventory platforms")
-    batch = FrrRouteBatch()
-    for switch, name in sorted(chosen.items()):
-        _read_switch(parsed, out, loaded, switch, name, batch)
-    batch.read(parsed)
-    _read_hosts(parsed, out, loaded)
+    parsed = plan_reading(loaded, platform, label)
+    read_route_files(parsed, loaded)
+    read_address_files(parsed, loaded)
     return parsed
+
+
+def plan_reading(
+    loaded: LoadedCompiled, platform: str | None = None, label: str | None = None
+) -> ParsedConfigs:
+    """Configs to read, nothing read yet: each switch's files (of `platform`, or each switch's
+    own) wait in `pending` for `read_route_files` and `read_address_files`, the host plans for
+    the latter."""
+    out = loaded.directory
+    parsed = ParsedConfigs(label or platform or "inventory platforms")
+    for switch, name in sorted(switch_platforms(loaded, platform).items()):
+        _plan_switch(parsed, out, loaded, switch, name)
+    parsed.hosts_pending = True
+    return parsed
+
+
+def read_route_files(parsed: ParsedConfigs, loaded: LoadedCompiled) -> None:
+    """The pending files that hold routes (and whatever else they hold)."""
+    _read_pending(parsed, loaded, ("routes", "both"))
+
+
+def read_address_files(parsed: ParsedConfigs, loaded: LoadedCompiled) -> None:
+    """The pending files that hold only addresses, and the host plans."""
+    _read_pending(parsed, loaded, ("addresses",))
+    if parsed.hosts_pending:
+        _read_hosts(parsed, loaded.directory, loaded)
+        parsed.hosts_pending = False
+
+
+def _read_pending(parsed: ParsedConfigs, loaded: LoadedCompiled, holds: tuple[str, ...]) -> None:
+    out = loaded.directory
+    batch = FrrRouteBatch()
+    reader: _SwitchReader | None = None
+    left = []
+    for pending in parsed.pending:
+        if pending.holds not in holds:
+            left.append(pending)
+            continue
+        if reader is None or reader.switch != pending.switch:
+            reader = _switch_reader(parsed, out, loaded, pending.switch, pending.platform)
+            reader.batch = batch
+        resolve(pending.reader)(reader, pending.relative)
+    parsed.pending = left
+    batch.read(parsed)
