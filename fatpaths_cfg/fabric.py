@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,8 +168,14 @@ def _declared_ports(spec_ports: int | list[str] | None, prefix: str) -> tuple[st
     if spec_ports is None:
         return None
     if isinstance(spec_ports, int):
-        return tuple(f"{prefix}{i}" for i in range(1, spec_ports + 1))
+        return _numbered_ports(prefix, spec_ports)
     return tuple(spec_ports)
+
+
+@cache
+def _numbered_ports(prefix: str, count: int) -> tuple[str, ...]:
+    # Switches that give a count mostly give the same one: they share one tuple of names.
+    return tuple([f"{prefix}{i}" for i in range(1, count + 1)])
 
 
 class _WiringChecker:
@@ -330,13 +336,18 @@ class _WiringChecker:
         except (KeyError, ValueError):
             return None
         ports = [s.ports or tuple(undeclared_ports[s.index]) for s in switches]
-        if _kernel_names_clash(ports) or not _one_island(len(switches), links):
+        if _kernel_names_clash(ports):
             return None
         finished = [
             Switch(s.index, s.name, s.platform, s.role, own, s.mgmt, 0)
             for s, own in zip(switches, ports, strict=True)
         ]
-        return Fabric(self.spec.fabric, finished, links, hosts)
+        fabric = Fabric(self.spec.fabric, finished, links, hosts)
+        # Through the fabric's own edge array, which its users then find already made. An
+        # island's label is its smallest switch (np.unique would import numpy.ma: 10 ms).
+        if island_labels(fabric.nr, fabric.edges).any():
+            return None
+        return fabric
 
     def _host_ends(
         self,
@@ -765,11 +776,6 @@ def _islands(nr: int, links: list[Link]) -> np.ndarray:
     """Connected-component label of every switch."""
     ends = np.array([(link.a, link.b) for link in links], dtype=np.int64).reshape(-1, 2)
     return island_labels(nr, ends)
-
-
-def _one_island(nr: int, links: list[Link]) -> bool:
-    # An island's label is its smallest switch; np.unique would import numpy.ma (10 ms).
-    return not _islands(nr, links).any()
 
 
 def _kernel_names_clash(ports_of_switches: list[tuple[str, ...]]) -> bool:
