@@ -4,6 +4,7 @@ everything else to it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def test_clean_pass_builds_what_the_full_checker_builds(path: Path) -> None:
         assert clean == full
 
 
-def _inventory(links: list[dict[str, str]], hosts: list[dict[str, str]]) -> LoadedInventory:
+def _inventory(links: list[dict[str, str]], hosts: list[dict[str, Any]]) -> LoadedInventory:
     data = {
         "fabric": "f",
         "switches": [{"name": "s0", "ports": 4}, {"name": "s1"}, {"name": "s2"}],
