@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from yaml.reader import Reader
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory import yaml_source
@@ -97,3 +98,15 @@ def test_the_event_path_types_scalars_like_safe_load(tmp_path: Path) -> None:
 )
 def test_anything_unusual_takes_the_node_path(text: str) -> None:
     assert yaml_source._from_events(text, "x.yaml") is None
+
+
+@pytest.mark.parametrize("code", range(0x80))
+def test_non_printable_check_agrees_with_the_reader_on_every_ascii_character(code: int) -> None:
+    text = f"fabric: x{chr(code)}\n"
+    refused = Reader.NON_PRINTABLE.search(text) is not None
+    assert yaml_source.has_non_printable(text) == refused
+
+
+@pytest.mark.parametrize("text", ["a: é\n", "a: \x85\n", "a: \ufffe\n", "a: \x07é\n", "ok\n", ""])
+def test_non_printable_check_agrees_with_the_reader_beyond_ascii(text: str) -> None:
+    assert yaml_source.has_non_printable(text) == (Reader.NON_PRINTABLE.search(text) is not None)

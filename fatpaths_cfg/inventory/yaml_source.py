@@ -308,12 +308,24 @@ def _decode(data: bytes, file: str) -> str:
         ) from None
 
 
+# The ASCII characters PyYAML's reader lets through (its NON_PRINTABLE allows no others).
+_PRINTABLE_ASCII = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
+
+
+def has_non_printable(text: str) -> bool:
+    """Whether PyYAML's reader would refuse a character of `text`. Inventories are ASCII,
+    and for ASCII two passes in C take a sixth of the time the reader's regex takes."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _PRINTABLE_ASCII))
+    return Reader.NON_PRINTABLE.search(text) is not None
+
+
 def _compose(text: str, file: str) -> tuple[yaml.Node | None, set[int]]:
     # libyaml's messages differ from PyYAML's (and its reader lets different characters
     # through): a file it refuses is parsed again in Python, whose message is the one users
     # and the golden error tests know. Only bad files pay twice.
     fast = _libyaml_loader()
-    if fast is not None and not Reader.NON_PRINTABLE.search(text):
+    if fast is not None and not has_non_printable(text):
         try:
             return _compose_with(fast, text, file)
         except yaml.YAMLError:
@@ -355,7 +367,7 @@ def _python_compose(text: str, file: str) -> tuple[yaml.Node | None, set[int]]:
 def _from_events(text: str, file: str) -> tuple[Any, SourceMap] | None:
     """A plain document built natively or straight from libyaml's events; None when it
     needs nodes."""
-    if Reader.NON_PRINTABLE.search(text):
+    if has_non_printable(text):
         return None
     plain = build_from_plain_text(text, MAX_NESTING)
     if plain is not None:

@@ -23,8 +23,10 @@ if TYPE_CHECKING:
     from fatpaths_cfg.inventory.schema import RoutingSpec
 
 # Every algorithm returns one link mask per sparse layer (layers 2..n), possibly disconnected.
+# The Generator is named as a string: reaching `np.random` imports it (7 ms), and the schema,
+# which imports this package, has no use for it.
 SparseLayerBuilder = Callable[
-    [int, np.ndarray, int, np.random.Generator, "RoutingSpec"], list[np.ndarray]
+    [int, np.ndarray, int, "np.random.Generator", "RoutingSpec"], list[np.ndarray]
 ]
 
 

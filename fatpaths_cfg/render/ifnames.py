@@ -1,16 +1,7 @@
-"""Kernel interface names for inventory port names (frr, linux and the lab use the same rule)."""
+"""Kernel interface names for inventory port names, as the renderers use them."""
 
 from __future__ import annotations
 
-import hashlib
+from fatpaths_cfg.ifnames import IFNAMSIZ, kernel_ifname
 
-IFNAMSIZ = 15  # Linux interface names hold at most 15 characters
-
-
-def kernel_ifname(port: str) -> str:
-    """`Ethernet1/1` -> `Ethernet1_1`; names over 15 characters keep a prefix and a hash."""
-    name = port.replace("/", "_")
-    if len(name) <= IFNAMSIZ:
-        return name
-    # Truncation alone could map two ports to one name; the hash of the full port keeps them apart.
-    return f"{name[:10]}_{hashlib.sha1(port.encode('utf-8')).hexdigest()[:4]}"
+__all__ = ["IFNAMSIZ", "kernel_ifname"]
