@@ -28,11 +28,11 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.base import FABRIC_MTU, template
 from fatpaths_cfg.render.environment import environment, vlan_ranges
 from fatpaths_cfg.render.hosts import host_view, render_host
-from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.render.iproute2 import interfaces_body
 from fatpaths_cfg.render.switch_view import ViewBuilder
 

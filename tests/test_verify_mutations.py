@@ -13,8 +13,8 @@ import pytest
 
 from fatpaths_cfg import addressing, api
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
-from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
 from fatpaths_cfg.verify.checker import (
     BAD_NEXT_HOP,

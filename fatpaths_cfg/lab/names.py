@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.ifnames import kernel_ifname
 
 __all__ = ["HOST_UPLINK", "IFNAMSIZ", "kernel_ifname", "lab_id"]
 

@@ -14,6 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from fatpaths_cfg.ifnames import kernel_ifname
+
 # Inside the package, so a wheel installs them as package data of fatpaths_cfg.
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -141,7 +143,7 @@ class Platform:
     families:  address families it routes (`ipv4`, `ipv6`).
     ecmp:      it installs several next hops per prefix (`routing.ecmp_within_layer`).
     limits:    per-switch table sizes (see `Limits`).
-    kernel:    it forwards in the Linux kernel: its files name ports by `render.ifnames`'
+    kernel:    it forwards in the Linux kernel: its files name ports by `fatpaths_cfg.ifnames`'
                kernel rule and hold a route per host (verify reads both back).
     snapshot:  how Batfish reads it (see `Snapshot`).
     clab:      its containerlab node (see `ClabNode`), None if containerlab cannot run it.
@@ -201,6 +203,4 @@ FRR_CONF = SwitchFile(
 
 def kernel_port_name(ports: Sequence[str], port: str) -> str:
     """The Linux kernel's name of a port (frr and linux switches, the labs)."""
-    from fatpaths_cfg.render.ifnames import kernel_ifname
-
     return kernel_ifname(port)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from fatpaths_cfg.render.ifnames import kernel_ifname
+from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.render.routes import RouteTable
 
 

@@ -5,8 +5,8 @@ bytes."""
 
 from __future__ import annotations
 
+from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.render.base import HostPort, SwitchView
-from fatpaths_cfg.render.ifnames import kernel_ifname
 
 FRR_HEADER = (
     "#!/bin/sh\n"

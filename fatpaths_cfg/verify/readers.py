@@ -17,8 +17,8 @@ import numpy as np
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS, resolve
-from fatpaths_cfg.render.ifnames import kernel_ifname
 from fatpaths_cfg.render.native_ports import port_naming
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, PendingFile, RouteBlock, TrunkLine
 
