@@ -43,6 +43,7 @@ def route_dependencies(
     hop: npt.NDArray[np.int32],
     endpoints: npt.NDArray[np.bool_] | None = None,
 ) -> list[npt.NDArray[np.int64]]: ...
+def dependency_cycle(pairs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]: ...
 def route_faults(
     table: npt.NDArray[np.int32],
     switch: npt.NDArray[np.int32],

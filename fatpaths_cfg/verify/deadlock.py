@@ -8,7 +8,6 @@ a layer whose CDG is acyclic cannot.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -77,30 +76,13 @@ def dependency_edges(
     return _unique_pairs(joined[:, 0], joined[:, 1], nr)
 
 
-def _strong_components(dependencies: np.ndarray) -> tuple[np.ndarray, Any, np.ndarray]:
-    """(channel ids, the graph over their positions as a CSR matrix, strong-component label
-    of each position) of a non-empty dependency list."""
-    # Compiles check single-path layers natively; only ECMP layers and verify pay scipy's
-    # import.
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
-    channels, inverse = np.unique(dependencies.ravel(), return_inverse=True)
-    inverse = inverse.reshape(-1, 2)
-    size = len(channels)
-    graph = sp.csr_matrix(
-        (np.ones(len(inverse), dtype=np.int8), (inverse[:, 0], inverse[:, 1])), shape=(size, size)
-    )
-    _, labels = connected_components(graph, directed=True, connection="strong")
-    return channels, graph, labels
-
-
 def is_acyclic(dependencies: np.ndarray) -> bool:
-    """True when the dependency graph has no cycle (every strong component is one channel)."""
-    if len(dependencies) == 0:
-        return True
-    channels, _, labels = _strong_components(dependencies)
-    return bool(labels.max() + 1 == len(channels))
+    """True when the dependency graph has no cycle."""
+    return len(dependencies) == 0 or len(_dependency_cycle(dependencies)) == 0
+
+
+def _dependency_cycle(dependencies: np.ndarray) -> np.ndarray:
+    return _native.dependency_cycle(np.ascontiguousarray(dependencies, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -144,21 +126,4 @@ def find_cycle(dependencies: np.ndarray, nr: int) -> list[tuple[int, int]]:
     """
     if len(dependencies) == 0:
         return []
-    channels, graph, labels = _strong_components(dependencies)
-    sizes = np.bincount(labels)
-    looping = np.flatnonzero(sizes > 1)
-    if len(looping) == 0:
-        return []
-    component = int(looping[0])
-    # Inside a strong component every channel has a successor in it, so following successors
-    # from any member must revisit one: that stretch is a cycle.
-    current = int(np.flatnonzero(labels == component)[0])
-    seen: dict[int, int] = {}
-    walk: list[int] = []
-    while current not in seen:
-        seen[current] = len(walk)
-        walk.append(current)
-        row = graph.indices[graph.indptr[current] : graph.indptr[current + 1]]
-        current = int(row[labels[row] == component][0])
-    cycle = walk[seen[current] :]
-    return [(int(channels[c]) // nr, int(channels[c]) % nr) for c in cycle]
+    return [(int(c) // nr, int(c) % nr) for c in _dependency_cycle(dependencies)]

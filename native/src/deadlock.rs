@@ -167,27 +167,104 @@ fn successor_lists(nr: usize, channels: &Channels, bits: &[u64], words: usize) -
 
 /// Kahn's algorithm: the graph is acyclic iff every node can be peeled off at in-degree zero.
 pub fn is_acyclic(successors: &[Vec<u32>]) -> bool {
-    let size = successors.len();
+    !unpeeled(successors.len(), |c| &successors[c]).contains(&true)
+}
+
+/// A cycle of the dependency graph given as (channel, channel) pairs, as the channels it
+/// passes in order (each waits on the next, the last on the first); empty when acyclic.
+///
+/// Kahn's peeling leaves exactly the channels with a waiting predecessor that is itself left,
+/// so from any of them, stepping to a left predecessor must come back round: that stretch,
+/// reversed, is the cycle. The smallest channel and predecessor are taken, so the witness is
+/// the same on every run.
+pub fn dependency_cycle(pairs: &[(u64, u64)]) -> Vec<u64> {
+    let mut channels: Vec<u64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    channels.par_sort_unstable();
+    channels.dedup();
+    let position = |c: u64| channels.binary_search(&c).expect("a listed channel") as u32;
+    let edges: Vec<(u32, u32)> = pairs
+        .par_iter()
+        .map(|&(a, b)| (position(a), position(b)))
+        .collect();
+    let size = channels.len();
+    let successors = Adjacency::new(size, edges.iter().copied());
+    let left = unpeeled(size, |c| successors.row(c));
+    let Some(start) = left.iter().position(|&l| l) else {
+        return Vec::new();
+    };
+    let predecessors = Adjacency::new(size, edges.iter().map(|&(a, b)| (b, a)));
+    let mut seen = vec![usize::MAX; size];
+    let mut walk: Vec<u32> = Vec::new();
+    let mut here = start as u32;
+    while seen[here as usize] == usize::MAX {
+        seen[here as usize] = walk.len();
+        walk.push(here);
+        here = *predecessors
+            .row(here as usize)
+            .iter()
+            .filter(|&&p| left[p as usize])
+            .min()
+            .expect("a channel left by the peeling waits on another left one");
+    }
+    let mut cycle: Vec<u64> = walk[seen[here as usize]..]
+        .iter()
+        .map(|&c| channels[c as usize])
+        .collect();
+    cycle.reverse();
+    cycle
+}
+
+/// Each node's neighbours in one array, by a counting sort of the (node, neighbour) pairs.
+struct Adjacency {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Adjacency {
+    fn new(size: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Self {
+        let mut start = vec![0u32; size + 1];
+        for (a, _) in pairs.clone() {
+            start[a as usize + 1] += 1;
+        }
+        for c in 0..size {
+            start[c + 1] += start[c];
+        }
+        let mut filled = start.clone();
+        let mut items = vec![0u32; start[size] as usize];
+        for (a, b) in pairs {
+            items[filled[a as usize] as usize] = b;
+            filled[a as usize] += 1;
+        }
+        Adjacency { start, items }
+    }
+
+    fn row(&self, node: usize) -> &[u32] {
+        &self.items[self.start[node] as usize..self.start[node + 1] as usize]
+    }
+}
+
+/// Per node, whether Kahn's peeling leaves it (it is on a cycle or waits behind one).
+fn unpeeled<'a>(size: usize, successors: impl Fn(usize) -> &'a [u32]) -> Vec<bool> {
     let mut indegree = vec![0u32; size];
-    for list in successors {
-        for &b in list {
+    for c in 0..size {
+        for &b in successors(c) {
             indegree[b as usize] += 1;
         }
     }
     let mut ready: Vec<u32> = (0..size as u32)
         .filter(|&c| indegree[c as usize] == 0)
         .collect();
-    let mut peeled = 0usize;
+    let mut left = vec![true; size];
     while let Some(c) = ready.pop() {
-        peeled += 1;
-        for &b in &successors[c as usize] {
+        left[c as usize] = false;
+        for &b in successors(c as usize) {
             indegree[b as usize] -= 1;
             if indegree[b as usize] == 0 {
                 ready.push(b);
             }
         }
     }
-    peeled == size
+    left
 }
 
 pub fn layer_is_deadlock_free(nr: usize, next_hop: &[i32], endpoints: Option<&[bool]>) -> bool {
@@ -316,6 +393,20 @@ mod tests {
     }
 
     #[test]
+    fn the_cycle_witness_is_a_cycle_of_the_graph() {
+        // 1 -> 2 -> 3 -> 1 with 0 feeding it and 4 hanging off it.
+        let pairs = [(0, 1), (1, 2), (2, 3), (3, 1), (3, 4)];
+        let cycle = dependency_cycle(&pairs);
+        assert_eq!(cycle.len(), 3);
+        for (i, &c) in cycle.iter().enumerate() {
+            let next = cycle[(i + 1) % cycle.len()];
+            assert!(pairs.contains(&(c, next)));
+        }
+        assert!(dependency_cycle(&[(0, 1), (1, 2), (0, 2)]).is_empty());
+        assert!(dependency_cycle(&[]).is_empty());
+    }
+
+    #[test]
     fn ecmp_rows_wait_on_every_member_of_the_next_set() {
         // 0 -> {1, 2} -> 3 towards 3: (0->1) waits on (1->3), (0->2) on (2->3).
         let rows = RouteRows {
@@ -371,8 +462,10 @@ mod tests {
 }
 
 pub mod python {
-    use numpy::ndarray::Array2;
-    use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+    use numpy::ndarray::{Array1, Array2};
+    use numpy::{
+        IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    };
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
@@ -475,5 +568,29 @@ pub mod python {
                     .into_pyarray(py)
             })
             .collect())
+    }
+
+    /// One cycle of the dependency graph `pairs` (int64, M x 2, (channel, channel)) as its
+    /// channels in order, each waiting on the next and the last on the first; empty when the
+    /// graph is acyclic.
+    #[pyfunction]
+    pub fn dependency_cycle<'py>(
+        py: Python<'py>,
+        pairs: PyReadonlyArray2<'py, i64>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let shape = pairs.shape();
+        if shape.len() != 2 || shape[1] != 2 {
+            return Err(PyValueError::new_err("pairs must be M x 2"));
+        }
+        let flat = pairs.as_slice()?;
+        if flat.iter().any(|&c| c < 0) {
+            return Err(PyValueError::new_err("channel ids are not negative"));
+        }
+        let list: Vec<(u64, u64)> = flat
+            .chunks_exact(2)
+            .map(|p| (p[0] as u64, p[1] as u64))
+            .collect();
+        let cycle = crate::pool::detached(py, || super::dependency_cycle(&list));
+        Ok(Array1::from_iter(cycle.into_iter().map(|c| c as i64)).into_pyarray(py))
     }
 }

@@ -26,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(deadlock::python::route_dependencies, m)?)?;
+    m.add_function(wrap_pyfunction!(deadlock::python::dependency_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(route_lines::python::read_route_lines, m)?)?;
     m.add_function(wrap_pyfunction!(route_check::python::route_faults, m)?)?;
     m.add_function(wrap_pyfunction!(route_check::python::primary_tables, m)?)?;
