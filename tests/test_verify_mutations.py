@@ -31,7 +31,7 @@ from fatpaths_cfg.verify.checker import (
     check_forwarding,
 )
 from fatpaths_cfg.verify.model import Location
-from fatpaths_cfg.verify.readers import read_configs
+from fatpaths_cfg.verify.readers import plan_reading, read_configs
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
 # Every registered platform; each needs its expected files below (the test data of a platform,
@@ -73,8 +73,10 @@ def out(pristine: Path, tmp_path: Path) -> Path:
 
 
 def _verify(out: Path, platform: str) -> list[Finding]:
+    # As `fatpaths verify` reads: files of addresses and host plans in the forked address
+    # check, the rest before it or beside it.
     loaded = load_compiled(out)
-    return check_forwarding(loaded, read_configs(loaded, platform)).findings
+    return check_forwarding(loaded, plan_reading(loaded, platform)).findings
 
 
 def _prefix(loaded: LoadedCompiled, layer: int, t: int) -> str:
@@ -407,6 +409,23 @@ def test_a_line_the_reader_does_not_know_is_reported_not_skipped(out: Path, plat
     finding = _only(_verify(out, platform))
     assert finding.kind == UNPARSED
     assert finding.location is not None and finding.location.line == 10
+
+
+@pytest.mark.parametrize("platform", ["frr", "cumulus"])
+def test_a_line_unknown_in_a_file_of_addresses_is_reported_once(out: Path, platform: str) -> None:
+    name = load_compiled(out).fabric.switches[3].name
+    relative = ADDRESS_FILE[platform].format(name)
+    path = out / relative
+    lines = path.read_text().splitlines(True)
+    lines.insert(5, "ip adress replace 10.9.9.9/32 dev lo\n")
+    path.write_text("".join(lines))
+    findings = _verify(out, platform)
+    finding = _only(findings)
+    assert finding.kind == UNPARSED
+    assert finding.location == Location(relative, 6)
+    # The same findings when everything is read before the checks, as the API allows.
+    loaded = load_compiled(out)
+    assert check_forwarding(loaded, read_configs(loaded, platform)).findings == findings
 
 
 @pytest.fixture(scope="module")
