@@ -373,10 +373,7 @@ pub mod python {
                 return Err(PyValueError::new_err("model must be shaped like dist"));
             }
         }
-        let plane = match &plane {
-            Some(p) => Some(p.as_slice()?),
-            None => None,
-        };
+        let plane = plane.as_ref().map(|p| p.as_slice()).transpose()?;
         if plane.is_some_and(|p| p.len() != nr) {
             return Err(PyValueError::new_err(
                 "plane must have one entry per switch",
@@ -404,15 +401,9 @@ pub mod python {
             link_a,
             link_b,
             plane,
-            layer_links: match &layer_links {
-                Some(holds) => Some(holds.as_slice()?),
-                None => None,
-            },
+            layer_links: layer_links.as_ref().map(|h| h.as_slice()).transpose()?,
             dist: dist.as_slice()?,
-            model: match &model {
-                Some(m) => Some(m.as_slice()?),
-                None => None,
-            },
+            model: model.as_ref().map(|m| m.as_slice()).transpose()?,
         };
         let faults = crate::pool::detached(py, || super::route_faults(&rows, &reference));
         Ok(Array1::from_vec(faults).into_pyarray(py))
@@ -493,10 +484,7 @@ pub mod python {
         let fault = fault.as_slice()?;
         let hop = hop.as_slice()?;
         let row = row.as_slice()?;
-        let rank = match &rank {
-            Some(r) => Some(r.as_slice()?),
-            None => None,
-        };
+        let rank = rank.as_ref().map(|r| r.as_slice()).transpose()?;
         if rank.is_some_and(|r| r.len() != nr) {
             return Err(PyValueError::new_err("rank must have one entry per switch"));
         }
