@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -336,9 +336,9 @@ def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
     return {kernel_ifname(p): p for p in loaded.fabric.switches[switch].ports}
 
 
-# The readers platform descriptors name (`SwitchFile.reader`): each reads one rendered file.
+# The readers platform descriptors name (`SwitchFile.reader`): each reads one rendered file,
+# `reader(switch_reader, relative_path)`.
 SwitchReader = _SwitchReader
-FileReader = Callable[[SwitchReader, str], None]
 
 
 def read_frr_routes(reader: SwitchReader, relative: str) -> None:
