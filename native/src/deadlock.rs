@@ -187,12 +187,12 @@ pub fn dependency_cycle(pairs: &[(u64, u64)]) -> Vec<u64> {
         .map(|&(a, b)| (position(a), position(b)))
         .collect();
     let size = channels.len();
-    let successors = Adjacency::new(size, edges.iter().copied());
+    let successors = Csr::grouped(size, edges.iter().map(|&(a, b)| (a as usize, b)));
     let left = unpeeled(size, |c| successors.row(c));
     let Some(start) = left.iter().position(|&l| l) else {
         return Vec::new();
     };
-    let predecessors = Adjacency::new(size, edges.iter().map(|&(a, b)| (b, a)));
+    let predecessors = Csr::grouped(size, edges.iter().map(|&(a, b)| (b as usize, a)));
     let mut seen = vec![usize::MAX; size];
     let mut walk: Vec<u32> = Vec::new();
     let mut here = start as u32;
@@ -212,35 +212,6 @@ pub fn dependency_cycle(pairs: &[(u64, u64)]) -> Vec<u64> {
         .collect();
     cycle.reverse();
     cycle
-}
-
-/// Each node's neighbours in one array, by a counting sort of the (node, neighbour) pairs.
-struct Adjacency {
-    start: Vec<u32>,
-    items: Vec<u32>,
-}
-
-impl Adjacency {
-    fn new(size: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Self {
-        let mut start = vec![0u32; size + 1];
-        for (a, _) in pairs.clone() {
-            start[a as usize + 1] += 1;
-        }
-        for c in 0..size {
-            start[c + 1] += start[c];
-        }
-        let mut filled = start.clone();
-        let mut items = vec![0u32; start[size] as usize];
-        for (a, b) in pairs {
-            items[filled[a as usize] as usize] = b;
-            filled[a as usize] += 1;
-        }
-        Adjacency { start, items }
-    }
-
-    fn row(&self, node: usize) -> &[u32] {
-        &self.items[self.start[node] as usize..self.start[node + 1] as usize]
-    }
 }
 
 /// Per node, whether Kahn's peeling leaves it (it is on a cycle or waits behind one).
@@ -308,24 +279,32 @@ pub fn route_dependencies(
 
 fn layer_dependencies(rows: &RouteRows<'_>, members: &[u32]) -> Vec<(u64, u64)> {
     let nr = rows.nr;
-    // The next hops of each (switch, destination) cell, and the rows of each switch, both
-    // bucketed by counting sorts.
-    let cells = buckets(nr * nr, members, |i| {
-        rows.switch[i] as usize * nr + rows.dest[i] as usize
-    });
-    let of_switch = buckets(nr, members, |i| rows.switch[i] as usize);
+    // The rows of each (switch, destination) cell, and of each switch.
+    let cells = Csr::grouped(
+        nr * nr,
+        members.iter().map(|&i| {
+            let row = i as usize;
+            (rows.switch[row] as usize * nr + rows.dest[row] as usize, i)
+        }),
+    );
+    let of_switch = Csr::grouped(
+        nr,
+        members
+            .iter()
+            .map(|&i| (rows.switch[i as usize] as usize, i)),
+    );
     // Per switch s, its waits (n, m) sorted and deduplicated in cache: sorted by s, then n,
     // then m, they are sorted by channel pair, since channel (s->n) = s * nr + n.
     let per_switch: Vec<Vec<(u64, u64)>> = (0..nr)
         .into_par_iter()
         .map(|s| {
             let mut waits: Vec<u64> = Vec::new();
-            for &i in of_switch.members(s) {
+            for &i in of_switch.row(s) {
                 let (t, n) = (
                     rows.dest[i as usize] as usize,
                     rows.hop[i as usize] as usize,
                 );
-                for &j in cells.members(n * nr + t) {
+                for &j in cells.row(n * nr + t) {
                     let m = rows.hop[j as usize] as u64;
                     waits.push(((n as u64) << 32) | m);
                 }
@@ -343,36 +322,6 @@ fn layer_dependencies(rows: &RouteRows<'_>, members: &[u32]) -> Vec<(u64, u64)> 
         })
         .collect();
     per_switch.concat()
-}
-
-/// Row numbers grouped by a key in 0..keys, each group in row order.
-struct Buckets {
-    start: Vec<u32>,
-    rows: Vec<u32>,
-}
-
-impl Buckets {
-    fn members(&self, key: usize) -> &[u32] {
-        &self.rows[self.start[key] as usize..self.start[key + 1] as usize]
-    }
-}
-
-fn buckets(keys: usize, members: &[u32], key_of: impl Fn(usize) -> usize) -> Buckets {
-    let mut start = vec![0u32; keys + 1];
-    for &i in members {
-        start[key_of(i as usize) + 1] += 1;
-    }
-    for k in 0..keys {
-        start[k + 1] += start[k];
-    }
-    let mut filled = start.clone();
-    let mut rows = vec![0u32; members.len()];
-    for &i in members {
-        let k = key_of(i as usize);
-        rows[filled[k] as usize] = i;
-        filled[k] += 1;
-    }
-    Buckets { start, rows }
 }
 
 #[cfg(test)]

@@ -39,6 +39,28 @@ impl<T> Csr<T> {
         Csr { offsets, items }
     }
 
+    /// `rows` rows filled from (row, item) pairs by a counting sort: each row holds its items
+    /// in the order the pairs give them. The pairs are walked twice (counted, then placed).
+    pub fn grouped(rows: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Self
+    where
+        T: Copy + Default,
+    {
+        let mut offsets = vec![0u32; rows + 1];
+        for (row, _) in pairs.clone() {
+            offsets[row + 1] += 1;
+        }
+        for r in 0..rows {
+            offsets[r + 1] += offsets[r];
+        }
+        let mut fill = offsets.clone();
+        let mut items = vec![T::default(); offsets[rows] as usize];
+        for (row, item) in pairs {
+            items[fill[row] as usize] = item;
+            fill[row] += 1;
+        }
+        Csr { offsets, items }
+    }
+
     #[inline]
     pub fn row(&self, r: usize) -> &[T] {
         &self.items[self.offsets[r] as usize..self.offsets[r + 1] as usize]
@@ -82,24 +104,13 @@ impl<T: Ord> Csr<T> {
 /// The edges at every node of an undirected graph: row `node` lists `(neighbour, edge id)`
 /// for each edge at `node`, in edge order.
 pub fn incidence(n: usize, edges: &[(u32, u32)]) -> Csr<(u32, u32)> {
-    let mut offsets = vec![0u32; n + 1];
-    for &(u, v) in edges {
-        offsets[u as usize + 1] += 1;
-        offsets[v as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut fill = offsets.clone();
-    let mut items = vec![(0u32, 0u32); offsets[n] as usize];
-    for (id, &(u, v)) in edges.iter().enumerate() {
-        let id = offset(id);
-        items[fill[u as usize] as usize] = (v, id);
-        fill[u as usize] += 1;
-        items[fill[v as usize] as usize] = (u, id);
-        fill[v as usize] += 1;
-    }
-    Csr { offsets, items }
+    Csr::grouped(
+        n,
+        edges.iter().enumerate().flat_map(|(id, &(u, v))| {
+            let id = offset(id);
+            [(u as usize, (v, id)), (v as usize, (u, id))]
+        }),
+    )
 }
 
 /// Sorted neighbour lists of an undirected graph (a neighbour appears once per edge).
