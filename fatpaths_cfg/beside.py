@@ -16,9 +16,10 @@ import pickle
 import select
 import signal
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from functools import partial
+from typing import Generic, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -34,19 +35,8 @@ class Beside(Generic[T]):
             return
         read_end, write_end = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: never returns into the caller's code
-            status = 1
-            # A collection would walk (and so copy, page by page) the caller's whole heap;
-            # the child lives for one piece of work and leaves by _exit.
-            gc.disable()
-            try:
-                os.close(read_end)
-                payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end, "wb") as out:
-                    out.write(payload)
-                status = 0
-            finally:
-                os._exit(status)
+        if pid == 0:
+            _child_sends(write_end, (read_end,), work)
         os.close(write_end)
         self.pid, self.pipe = pid, read_end
 
@@ -72,6 +62,25 @@ class Beside(Generic[T]):
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
             self.pid = 0
+
+
+def _child_sends(write_end: int, closing: Iterable[int], work: Callable[[], object]) -> NoReturn:
+    """A forked child's whole life: close the caller's pipe ends it does not use, run `work`,
+    send its value pickled through `write_end`, and leave by _exit, with status 0 only when
+    all of it was sent. It never returns into the caller's code."""
+    status = 1
+    # A collection would walk (and so copy, page by page) the caller's whole heap; the child
+    # lives for one piece of work.
+    gc.disable()
+    try:
+        for pipe in closing:
+            os.close(pipe)
+        payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        status = 0
+    finally:
+        os._exit(status)
 
 
 @contextmanager
@@ -155,7 +164,8 @@ class _Pool:
             result_read, result_write = os.pipe()
             pid = os.fork()
             if pid == 0:
-                self._child(result_write, product)  # never returns
+                closing = (self.token_write, self.progress_read, *self.children)
+                _child_sends(result_write, closing, partial(self._work_as_child, product))
             os.close(result_write)
             self.children[result_read] = (pid, bytearray())
         # Once the children hold their copies, the pipes end when the children do.
@@ -163,24 +173,14 @@ class _Pool:
         os.close(self.progress_write)
         self.token_write = self.progress_write = -1
 
-    def _child(self, result_write: int, product: Callable[[], object]) -> None:
-        status = 1
-        # A collection would walk (and so copy, page by page) the parent's whole heap.
-        gc.disable()
-        try:
-            for pipe in (self.token_write, self.progress_read, *self.children):
-                os.close(pipe)
-            done = []
-            while (index := self._take()) is not None:
-                count = self.tasks[index]()
-                done.append(index)
-                os.write(self.progress_write, _INDEX.pack(count))
-            payload = pickle.dumps((done, product()), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(result_write, "wb") as out:
-                out.write(payload)
-            status = 0
-        finally:
-            os._exit(status)
+    def _work_as_child(self, product: Callable[[], object]) -> tuple[list[int], object]:
+        """Tasks until none is left, then (the tasks done, what `product` says was made)."""
+        done = []
+        while (index := self._take()) is not None:
+            count = self.tasks[index]()
+            done.append(index)
+            os.write(self.progress_write, _INDEX.pack(count))
+        return done, product()
 
     def _take(self) -> int | None:
         data = os.read(self.token_read, _INDEX.size)
