@@ -392,10 +392,8 @@ def _keep_unchanged(old: str, data: bytes, path: str) -> bool:
     return True
 
 
-def _linked(source: str | None, path: str) -> bool:
-    """Hard-link `path` to `source`; False where there is no source or links are refused."""
-    if source is None:
-        return False
+def _linked(source: str, path: str) -> bool:
+    """Hard-link `path` to `source`; False where links are refused."""
     try:
         os.link(source, path)
     except OSError:
