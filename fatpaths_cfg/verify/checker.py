@@ -482,8 +482,7 @@ class _Checker:
 
     def route_faults(self, r: _RouteArrays) -> np.ndarray:
         """Per route row: index into ROUTE_FAULTS of its first fault, or -1 when sound."""
-        plane = self.switch_plane
-        one_plane = bool((plane == plane[0]).all())
+        one_plane = self.fabric.planes == 1
         ecmp = self.loaded.data["layers"][0].get("ecmp")
         return _native.route_faults(
             r.table,
@@ -493,7 +492,7 @@ class _Checker:
             r.link,
             self.link_a,
             self.link_b,
-            None if one_plane else np.ascontiguousarray(plane, dtype=np.int32),
+            None if one_plane else np.ascontiguousarray(self.switch_plane, dtype=np.int32),
             self.layer_links,
             np.ascontiguousarray(self.dist, dtype=np.int16),
             None if ecmp else np.ascontiguousarray(self.loaded.next_hop, dtype=np.int32),
