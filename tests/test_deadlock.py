@@ -12,10 +12,11 @@ from fatpaths_cfg import api
 from fatpaths_cfg.layers import Layer, up_down_order
 from fatpaths_cfg.routing import compute_routing
 from fatpaths_cfg.verify.deadlock import (
+    LayerRoutes,
     dependency_edges,
     find_cycle,
     is_acyclic,
-    route_dependencies,
+    layer_route_dependencies,
 )
 from fatpaths_cfg.verify.pfc import assign_pfc_classes
 
@@ -44,7 +45,9 @@ def test_ring_with_shortest_paths_is_cyclic_and_the_cycle_goes_round_the_ring() 
 def test_route_dependencies_from_triples_equal_those_from_the_table() -> None:
     next_hop = _ring_routing(7)
     s, t = np.nonzero(next_hop >= 0)
-    triples = route_dependencies(7, s, t, next_hop[s, t])
+    columns = (np.ascontiguousarray(c, dtype=np.int32) for c in (s, t, next_hop[s, t]))
+    routes = LayerRoutes(1, np.ones(len(s), dtype=np.uint16), *columns)
+    triples = layer_route_dependencies(7, routes)[1]
     assert np.array_equal(triples, dependency_edges(next_hop))
 
 

@@ -110,15 +110,6 @@ def layer_route_dependencies(
     return {layer: deps for layer, deps in enumerate(per_layer, start=1)}
 
 
-def route_dependencies(
-    nr: int, switch: np.ndarray, dest: np.ndarray, hop: np.ndarray
-) -> np.ndarray:
-    """Dependencies of one set of route triples (s, t, next hop n)."""
-    columns = (np.ascontiguousarray(c, dtype=np.int32) for c in (switch, dest, hop))
-    routes = LayerRoutes(1, np.ones(len(switch), dtype=np.uint16), *columns)
-    return layer_route_dependencies(nr, routes)[1]
-
-
 def find_cycle(dependencies: np.ndarray, nr: int) -> list[tuple[int, int]]:
     """One dependency cycle as a list of channels (tail switch, head switch); [] if none.
 
