@@ -15,6 +15,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
 from fatpaths_cfg.cli_values import convert_plainly
+from fatpaths_cfg.commands import COMMAND_ORDER, FEATURE_COMMANDS, command_group, feature_command
 from fatpaths_cfg.memory import settle_long_lived
 
 # The click objects are typed Any here: typer has shipped click both vendored and as a
@@ -56,15 +57,11 @@ class FatpathsGroup(TyperGroup):
         return _untype_switches(params)
 
     def list_commands(self, ctx: Any) -> list[str]:
-        from fatpaths_cfg.commands import COMMAND_ORDER, FEATURE_COMMANDS
-
         names = [*super().list_commands(ctx), *FEATURE_COMMANDS]
         rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
         return sorted(dict.fromkeys(names), key=lambda name: rank.get(name, len(rank)))
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        from fatpaths_cfg.commands import FEATURE_COMMANDS, feature_command
-
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in FEATURE_COMMANDS:
             if self.listing:
@@ -94,7 +91,7 @@ def _version(value: bool) -> None:
 
 
 def build_app() -> typer.Typer:
-    app = typer.Typer(
+    app = command_group(
         name="fatpaths",
         cls=FatpathsGroup,
         help="Compile FatPaths layered routing for low-diameter Ethernet fabrics.",

@@ -17,6 +17,13 @@ T = TypeVar("T")
 EXIT_USER_ERROR = 2
 
 
+def command_group(**options: Any) -> typer.Typer:
+    """A typer app whose help and usage errors click prints plainly: typer's rich panels import
+    rich's console and markdown renderer, which took `fatpaths --help` from 0.1 to 0.2-0.3 s,
+    and plain text reads the same in a terminal and in a log."""
+    return typer.Typer(rich_markup_mode=None, **options)
+
+
 def run_or_exit(action: Callable[[], T]) -> T:
     """Run a stage; user errors are printed (up to a cap) and exit 2, without a traceback."""
     try:
@@ -70,6 +77,6 @@ COMMAND_ORDER = (
 def feature_command(name: str) -> Any:
     """The click command `name`, importing its module now."""
     module_name, _ = FEATURE_COMMANDS[name]
-    app = typer.Typer()
+    app = command_group()
     importlib.import_module(module_name).add_commands(app)
     return typer.main.get_group(app).commands[name]

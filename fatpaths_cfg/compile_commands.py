@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from fatpaths_cfg.commands import EXIT_USER_ERROR, _name_list, run_or_exit
+from fatpaths_cfg.commands import EXIT_USER_ERROR, _name_list, command_group, run_or_exit
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
@@ -251,7 +251,7 @@ def add_commands(app: typer.Typer) -> None:
         compile_command
     )
     app.command("schema", short_help="Print the inventory JSON Schema.")(schema_command)
-    topo = typer.Typer(help="Generate and inspect topologies.", no_args_is_help=True)
+    topo = command_group(help="Generate and inspect topologies.", no_args_is_help=True)
     topo.command("generate", short_help="Write a wiring inventory of a topology.")(topo_generate)
     topo.command("show", short_help="Print the figures of a topology.")(topo_show)
     topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)

@@ -183,20 +183,22 @@ def test_table_titles_stay_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert any(title in line for line in capsys.readouterr().out.splitlines())
 
 
-def test_help_imports_no_feature_area_and_no_numpy() -> None:
+@pytest.mark.parametrize("argv", [["--help"], ["nonsense"]])
+def test_help_and_usage_errors_import_no_feature_area_numpy_or_rich(argv: list[str]) -> None:
     code = (
         "import sys\n"
         "from fatpaths_cfg.cli import main\n"
-        "sys.argv = ['fatpaths', '--help']\n"
+        f"sys.argv = ['fatpaths', *{argv!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('numpy', 'scipy', 'fatpaths_cfg.api', 'fatpaths_cfg.sim.commands')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('numpy', 'scipy', 'rich', 'fatpaths_cfg.api',"
+        " 'fatpaths_cfg.sim.commands') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert "HEAVY []" in result.stdout, result.stdout
+    assert "Usage: fatpaths" in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("argv", [["topo", "kinds"], ["--help"]])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.commands import command_group, run_or_exit
 from fatpaths_cfg.console import make_console
 
 console = make_console()
@@ -196,7 +196,7 @@ def lab_mptcp(
 
 
 def add_commands(app: typer.Typer) -> None:
-    lab = typer.Typer(help="Run a compiled fabric in network namespaces.", no_args_is_help=True)
+    lab = command_group(help="Run a compiled fabric in network namespaces.", no_args_is_help=True)
     lab.command("up", short_help="Run the fabric in namespaces with FRR.")(lab_up)
     lab.command("test", short_help="Ping every switch pair on every layer.")(lab_test)
     lab.command("fail", short_help="Set a link (or a plane) down.")(lab_fail)
