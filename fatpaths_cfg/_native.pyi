@@ -44,6 +44,17 @@ def route_dependencies(
     endpoints: npt.NDArray[np.bool_] | None = None,
 ) -> list[npt.NDArray[np.int64]]: ...
 def dependency_cycle(pairs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]: ...
+def route_text(
+    head: str,
+    middle: str,
+    tail: str,
+    prefix_data: bytes,
+    prefix_offsets: npt.NDArray[np.int64],
+    prefix_ids: npt.NDArray[np.int64],
+    hop_data: bytes,
+    hop_offsets: npt.NDArray[np.int64],
+    hop_ids: npt.NDArray[np.int64],
+) -> str: ...
 def route_faults(
     table: npt.NDArray[np.int32],
     switch: npt.NDArray[np.int32],

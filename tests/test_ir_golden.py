@@ -22,6 +22,7 @@ import pytest
 
 from fatpaths_cfg import api
 from fatpaths_cfg.output import dumps_json_records
+from fatpaths_cfg.render.routes import RouteTable
 from fatpaths_cfg.render.switch_view import ViewBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,8 +44,16 @@ def ir_files(inventory: Path) -> dict[str, str]:
     builder = ViewBuilder(compiled, compiled.address_plan)
     for switch in compiled.fabric.switches:
         view = builder.view(switch.index, switch.platform)
-        files[f"views/{switch.name}.json"] = json.dumps(dataclasses.asdict(view), indent=1) + "\n"
+        text = json.dumps(dataclasses.asdict(view), indent=1, default=_route_table_json)
+        files[f"views/{switch.name}.json"] = text + "\n"
     return files
+
+
+def _route_table_json(value: object) -> dict[str, list[str]]:
+    """A route table as the two string lists templates read from it."""
+    if not isinstance(value, RouteTable):
+        raise TypeError(f"{type(value).__name__} in a switch view")
+    return {"prefixes": value.prefixes, "next_hops": value.next_hops}
 
 
 @pytest.mark.parametrize("case", sorted(IR_CASES))

@@ -21,6 +21,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -31,10 +32,12 @@ from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.base import FABRIC_MTU, template
-from fatpaths_cfg.render.environment import environment, vlan_ranges
+from fatpaths_cfg.render.environment import environment, route_lines, vlan_ranges
 from fatpaths_cfg.render.hosts import host_view, render_host
 from fatpaths_cfg.render.iproute2 import interfaces_body
+from fatpaths_cfg.render.routes import EMPTY_ROUTES, PackedTexts, RouteTable
 from fatpaths_cfg.render.switch_view import ViewBuilder
+from fatpaths_cfg.render.switch_view import _routes as route_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SLIMFLY_Q5 = ROOT / "inventories" / "slimfly-q5.yaml"
@@ -395,3 +398,37 @@ def test_kernel_switch_scripts_match_the_template(case: str) -> None:
     for s in range(compiled.fabric.nr):
         view = builder.view(s, "frr")
         assert interfaces_body(view) == body.render(view=view)
+
+
+def test_route_lines_written_natively_equal_the_plain_format() -> None:
+    prefixes = PackedTexts.of(["10.0.0.0/27", "2001:db8::/64", "é-net/1"])
+    hops = PackedTexts.of(["", "172.16.0.1", "fe80::1"])
+    table = RouteTable(prefixes, np.array([2, 0, 1]), hops, np.array([1, 2, 1]))
+    assert table.prefixes == ["é-net/1", "10.0.0.0/27", "2001:db8::/64"]
+    assert table.next_hops == ["172.16.0.1", "fe80::1", "172.16.0.1"]
+    pairs = list(zip(table.prefixes, table.next_hops, strict=True))
+    for line in ("ip route %s %s", "set route %s next-hop %s;", "%s%s"):
+        assert route_lines(table, line) == "\n".join(line % pair for pair in pairs)
+    # A literal percent sign goes through Python's own formatting.
+    assert route_lines(table, "%s via %s 100%%").splitlines()[0] == "é-net/1 via 172.16.0.1 100%"
+    assert route_lines(EMPTY_ROUTES, "ip route %s %s") == ""
+
+
+def test_route_tables_refuse_a_next_hop_that_is_not_a_neighbour() -> None:
+    subnets = PackedTexts.of(["10.0.0.0/27", "10.0.0.32/27"])
+    peers = PackedTexts.of(["", "172.16.0.1"])
+    assert route_table(subnets, peers, np.array([0]), np.array([1])).next_hops == ["172.16.0.1"]
+    with pytest.raises(KeyError):
+        route_table(subnets, peers, np.array([1]), np.array([0]))
+    with pytest.raises(ValueError):
+        RouteTable(subnets, np.array([0, 1]), peers, np.array([1]))
+
+
+def test_sparse_packed_texts_equal_the_dense_ones() -> None:
+    entries = {4: "fe80::é", 1: "172.16.0.1", 2: "172.16.0.3"}
+    dense = PackedTexts.of([entries.get(i, "") for i in range(6)])
+    sparse = PackedTexts.sparse(6, entries)
+    assert sparse.data == dense.data
+    assert sparse.offsets.tolist() == dense.offsets.tolist()
+    assert sparse.texts(np.arange(6)) == ["", "172.16.0.1", "172.16.0.3", "", "fe80::é", ""]
+    assert PackedTexts.sparse(3, {}).offsets.tolist() == [0, 0, 0, 0]

@@ -45,21 +45,12 @@ def vlan_ranges(vlans: list[int]) -> str:
 def route_lines(routes: RouteTable, line: str) -> str:
     """Every route as `line % (prefix, next hop)`, newline-joined (no trailing newline).
 
-    The template keeps the syntax; this filter keeps the 4.7M-line fabrics fast by formatting
-    in one comprehension instead of a template loop."""
+    The template keeps the syntax; this filter keeps the 67M-line fabrics fast: a line of the
+    form `A%sB%sC` is laid out by the native writer from the table's columns."""
     parts = line.split("%s")
-    if len(parts) == 3 and "%" not in "".join(parts) and routes.prefixes:
-        # `A%sB%sC` as one join over prefix, B, next hop, C newline A, prefix, ...: the columns
-        # are laid in by slice assignment, so no string is built per line.
+    if len(parts) == 3 and "%" not in "".join(parts):
         head, middle, tail = parts
-        count = len(routes.prefixes)
-        if len(routes.next_hops) != count:
-            raise ValueError("a route table needs one next hop per prefix")
-        pieces = [middle] * (4 * count - 1)
-        pieces[0::4] = routes.prefixes
-        pieces[2::4] = routes.next_hops
-        pieces[3::4] = [f"{tail}\n{head}"] * (count - 1)
-        return head + "".join(pieces) + tail
+        return routes.lines(head, middle, tail)
     return "\n".join([line % pair for pair in zip(routes.prefixes, routes.next_hops, strict=True)])
 
 

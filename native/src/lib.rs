@@ -11,6 +11,7 @@ pub mod plain_yaml;
 pub mod pool;
 pub mod route_check;
 pub mod route_lines;
+pub mod route_text;
 pub mod routing;
 pub mod sim;
 
@@ -28,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(deadlock::python::route_dependencies, m)?)?;
     m.add_function(wrap_pyfunction!(deadlock::python::dependency_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(route_lines::python::read_route_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(route_text::python::route_text, m)?)?;
     m.add_function(wrap_pyfunction!(route_check::python::route_faults, m)?)?;
     m.add_function(wrap_pyfunction!(route_check::python::primary_tables, m)?)?;
     m.add_function(wrap_pyfunction!(route_check::python::walk_failures, m)?)?;
