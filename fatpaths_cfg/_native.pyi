@@ -31,9 +31,9 @@ def overlap_layers(
 ) -> tuple[
     npt.NDArray[np.bool_], npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int32]
 ]: ...
-def layer_is_deadlock_free(
+def layers_are_deadlock_free(
     next_hop: npt.NDArray[np.int32], endpoints: npt.NDArray[np.bool_] | None = None
-) -> bool: ...
+) -> list[bool]: ...
 def route_dependencies(
     nr: int,
     layers: int,

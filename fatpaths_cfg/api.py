@@ -147,20 +147,18 @@ def layer_deadlock_verdicts(fabric: Fabric, layers: list[Layer], routing: Routin
     """Per layer: can its routes deadlock under PFC? Only host traffic counts: routes towards
     switches without hosts (fat-tree cores, OFT L1) carry none."""
     endpoints = np.array([bool(hosts) for hosts in fabric.hosts_of_switch], dtype=bool)
+    if not routing.ecmp:
+        # One next hop per destination: the native CDG check handles q=37 in well under a
+        # second per layer, where numpy's unique-and-sort needs several.
+        return _native.layers_are_deadlock_free(np.ascontiguousarray(routing.next_hop), endpoints)
     verdicts = []
     for i, layer in enumerate(layers):
-        if routing.ecmp:
-            neighbours = layer_neighbours(fabric.nr, fabric.edges, layer.links)
-            # Every equal-cost hop towards a host-carrying destination (sources unrestricted,
-            # which can only add waits, so a "free" verdict stays sound).
-            towards_hosts = np.ascontiguousarray(routing.dist[i][:, endpoints])
-            deps = dependency_edges(routing.next_hop[i], towards_hosts, neighbours)
-            verdicts.append(is_acyclic(deps))
-        else:
-            # One next hop per destination: the native CDG check handles q=37 in well under
-            # a second per layer, where numpy's unique-and-sort needs several.
-            table = np.ascontiguousarray(routing.next_hop[i])
-            verdicts.append(_native.layer_is_deadlock_free(table, endpoints))
+        neighbours = layer_neighbours(fabric.nr, fabric.edges, layer.links)
+        # Every equal-cost hop towards a host-carrying destination (sources unrestricted,
+        # which can only add waits, so a "free" verdict stays sound).
+        towards_hosts = np.ascontiguousarray(routing.dist[i][:, endpoints])
+        deps = dependency_edges(routing.next_hop[i], towards_hosts, neighbours)
+        verdicts.append(is_acyclic(deps))
     return verdicts
 
 

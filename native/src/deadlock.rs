@@ -244,6 +244,23 @@ pub fn layer_is_deadlock_free(nr: usize, next_hop: &[i32], endpoints: Option<&[b
     is_acyclic(&successors)
 }
 
+/// `layer_is_deadlock_free` of each layer's table in `tables` (layers of nr x nr), the layers
+/// checked side by side: most of one check (building the dependency sets) runs on one core.
+pub fn layers_are_deadlock_free(
+    layers: usize,
+    nr: usize,
+    tables: &[i32],
+    endpoints: Option<&[bool]>,
+) -> Vec<bool> {
+    if nr == 0 {
+        return vec![true; layers];
+    }
+    tables
+        .par_chunks(nr * nr)
+        .map(|table| layer_is_deadlock_free(nr, table, endpoints))
+        .collect()
+}
+
 /// Routes given as rows (switch, destination, next hop), tagged with their layer (1-based; 0
 /// for rows that carry nothing, such as unresolved or faulty ones). Several rows per (switch,
 /// destination) are an ECMP set, and each member counts.
@@ -393,6 +410,24 @@ mod tests {
     }
 
     #[test]
+    fn each_layer_gets_its_own_verdict_in_order() {
+        let nr = 4;
+        let ring = clockwise_ring(nr);
+        let mut none = vec![-1i32; nr * nr];
+        none[1] = 1; // 0 -> 1 directly: no dependency at all
+        let tables: Vec<i32> = [&none, &ring, &none]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        assert_eq!(
+            layers_are_deadlock_free(3, nr, &tables, None),
+            vec![true, false, true]
+        );
+        assert_eq!(layers_are_deadlock_free(2, 0, &[], None), vec![true, true]);
+    }
+
+    #[test]
     fn line_routes_are_acyclic() {
         // Path 0-1-2-3: routes go left or right, never turning, so no cycle.
         let nr = 4;
@@ -413,40 +448,41 @@ mod tests {
 pub mod python {
     use numpy::ndarray::{Array1, Array2};
     use numpy::{
-        IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+        IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+        PyUntypedArrayMethods,
     };
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
-    /// True when the routes of `next_hop[s, t]` (int32, square) have an acyclic channel
-    /// dependency graph, i.e. the layer cannot deadlock under PFC. With `endpoints` (bool per
-    /// switch), only routes between switches that have hosts count.
+    /// Per layer, true when the routes of `next_hop[layer, s, t]` (int32, square tables) have
+    /// an acyclic channel dependency graph, i.e. the layer cannot deadlock under PFC. With
+    /// `endpoints` (bool per switch), only routes between switches that have hosts count.
     #[pyfunction]
     #[pyo3(signature = (next_hop, endpoints=None))]
-    pub fn layer_is_deadlock_free(
+    pub fn layers_are_deadlock_free(
         py: Python<'_>,
-        next_hop: PyReadonlyArray2<'_, i32>,
+        next_hop: PyReadonlyArray3<'_, i32>,
         endpoints: Option<PyReadonlyArray1<'_, bool>>,
-    ) -> PyResult<bool> {
+    ) -> PyResult<Vec<bool>> {
         let shape = next_hop.shape();
-        if shape[0] != shape[1] {
+        if shape[1] != shape[2] {
             return Err(PyValueError::new_err(
-                "next_hop must be square [switch, destination]",
+                "next_hop must be square tables [layer, switch, destination]",
             ));
         }
-        let nr = shape[0];
-        let table = next_hop.as_slice()?.to_vec();
-        let endpoints: Option<Vec<bool>> = match endpoints {
+        let nr = shape[1];
+        let tables = next_hop.as_slice()?;
+        let endpoints = match &endpoints {
             Some(e) if e.len() != nr => {
                 return Err(PyValueError::new_err(
                     "endpoints must have one entry per switch",
                 ))
             }
-            Some(e) => Some(e.as_slice()?.to_vec()),
+            Some(e) => Some(e.as_slice()?),
             None => None,
         };
         Ok(crate::pool::detached(py, || {
-            super::layer_is_deadlock_free(nr, &table, endpoints.as_deref())
+            super::layers_are_deadlock_free(shape[0], nr, tables, endpoints)
         }))
     }
 

@@ -23,7 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(routing::python::layer_forwarding_into, m)?)?;
     m.add_function(wrap_pyfunction!(layers::python::overlap_layers, m)?)?;
     m.add_function(wrap_pyfunction!(
-        deadlock::python::layer_is_deadlock_free,
+        deadlock::python::layers_are_deadlock_free,
         m
     )?)?;
     m.add_function(wrap_pyfunction!(deadlock::python::route_dependencies, m)?)?;

@@ -29,11 +29,11 @@ fn tie_priority(seed: u64, switch: usize, neighbour: u32, destination: usize) ->
 fn shortest_path_row(
     adj: &Csr<u32>,
     destination: usize,
+    component_size: usize,
     seed: u64,
     dist_row: &mut [u8],
     next_row: &mut [i32],
-    queue: &mut Vec<u32>,
-    best_priority: &mut Vec<u64>,
+    (queue, best_priority): (&mut Vec<u32>, &mut Vec<u64>),
 ) {
     dist_row.fill(UNREACHABLE);
     next_row.fill(-1);
@@ -49,6 +49,13 @@ fn shortest_path_row(
     // topologies most pairs have a single shortest path, and hashing was most of the time.
     while head < queue.len() {
         let node = queue[head] as usize;
+        // Once the whole component is found, nothing lies beyond the deepest level: its
+        // switches (the bulk of a low-diameter layer) have no neighbour left to settle.
+        if queue.len() == component_size
+            && dist_row[node] == dist_row[queue[queue.len() - 1] as usize]
+        {
+            break;
+        }
         head += 1;
         let next_dist = dist_row[node].saturating_add(1);
         for &nb in adj.row(node) {
@@ -180,6 +187,34 @@ fn up_down_row(
     }
 }
 
+/// The size of each switch's connected component.
+fn component_sizes(adj: &Csr<u32>) -> Vec<usize> {
+    let nr = adj.n_rows();
+    let mut label = vec![u32::MAX; nr];
+    let mut sizes = Vec::new();
+    let mut stack = Vec::new();
+    for start in 0..nr {
+        if label[start] != u32::MAX {
+            continue;
+        }
+        let id = sizes.len() as u32;
+        let mut size = 0;
+        label[start] = id;
+        stack.push(start as u32);
+        while let Some(node) = stack.pop() {
+            size += 1;
+            for &nb in adj.row(node as usize) {
+                if label[nb as usize] == u32::MAX {
+                    label[nb as usize] = id;
+                    stack.push(nb);
+                }
+            }
+        }
+        sizes.push(size);
+    }
+    label.iter().map(|&id| sizes[id as usize]).collect()
+}
+
 /// Returns (distance, next hop) matrices indexed [destination][switch], row-major.
 pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
     let nr = adj.n_rows();
@@ -190,6 +225,7 @@ pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec
         by_rank.sort_by_key(|&n| rank[n as usize]);
         UpDownOrder { rank, by_rank }
     });
+    let component_sizes = component_sizes(adj);
     dist.par_chunks_mut(nr.max(1))
         .zip(next.par_chunks_mut(nr.max(1)))
         .enumerate()
@@ -199,7 +235,15 @@ pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec
                 Some(order) => {
                     up_down_row(adj, destination, seed, order, dist_row, next_row, queue)
                 }
-                None => shortest_path_row(adj, destination, seed, dist_row, next_row, queue, best),
+                None => shortest_path_row(
+                    adj,
+                    destination,
+                    component_sizes[destination],
+                    seed,
+                    dist_row,
+                    next_row,
+                    (queue, best),
+                ),
             },
         );
     (dist, next)
@@ -268,6 +312,62 @@ mod tests {
             }
         }
         assert!(ties > 0);
+    }
+
+    #[test]
+    fn every_next_hop_is_the_best_closer_neighbour_in_split_random_graphs() {
+        // Two random components and an isolated switch: the search stops early once a
+        // component is found, and must still settle every tie and leave the rest unreachable.
+        let n = 61usize;
+        let mut edges = Vec::new();
+        let mut state = 5u64;
+        for _ in 0..150 {
+            state = mix64(state);
+            let (a, b) = ((state % 40) as u32, ((state >> 20) % 40) as u32);
+            if a != b {
+                edges.push((a, b));
+            }
+            let (c, d) = (
+                40 + (state >> 40) as u32 % 20,
+                40 + (state >> 50) as u32 % 20,
+            );
+            if c != d {
+                edges.push((c, d));
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        let adj = crate::graph::neighbours(n, &edges);
+        let sizes = component_sizes(&adj);
+        assert_eq!(sizes[60], 1);
+        let (dist, next) = layer_forwarding(&adj, 3, None);
+        for t in 0..n {
+            // Plain BFS distances, scanning every switch.
+            let mut want = vec![UNREACHABLE; n];
+            want[t] = 0;
+            let mut queue = vec![t];
+            let mut head = 0;
+            while head < queue.len() {
+                let node = queue[head];
+                head += 1;
+                for &nb in adj.row(node) {
+                    if want[nb as usize] == UNREACHABLE {
+                        want[nb as usize] = want[node] + 1;
+                        queue.push(nb as usize);
+                    }
+                }
+            }
+            assert_eq!(&dist[t * n..(t + 1) * n], &want[..]);
+            for s in (0..n).filter(|&s| s != t) {
+                let best = adj
+                    .row(s)
+                    .iter()
+                    .copied()
+                    .filter(|&nb| want[s] != UNREACHABLE && want[nb as usize] + 1 == want[s])
+                    .min_by_key(|&nb| tie_priority(3, s, nb, t));
+                assert_eq!(next[t * n + s], best.map_or(-1, |nb| nb as i32), "{s}->{t}");
+            }
+        }
     }
 
     #[test]
