@@ -23,9 +23,24 @@ fn tie_priority(seed: u64, switch: usize, neighbour: u32, destination: usize) ->
     mix64(seed ^ mix64(((switch as u64) << 40) ^ ((destination as u64) << 20) ^ neighbour as u64))
 }
 
+/// Scratch space of one search: the queue of switches found, each switch's best tie-break
+/// priority so far, and the switches not yet found.
+#[derive(Default)]
+struct Search {
+    queue: Vec<u32>,
+    best_priority: Vec<u64>,
+    unvisited: Vec<u32>,
+}
+
 /// Distances to `destination` (row) and each switch's next hop towards it, over plain shortest
 /// paths. Ties between equal-cost neighbours are broken by a seeded hash of
 /// (switch, neighbour, destination) so that different destinations spread over different links.
+///
+/// The search runs level by level. While the level just found is smaller than what is left to
+/// find, it scans the level's neighbours (top-down); after that, each switch still unfound
+/// scans its own neighbours for ones on the level (bottom-up). Either way every equal-cost
+/// neighbour of a switch is seen, so the next hop is the same; bottom-up skips the deepest
+/// levels' many switches whose neighbours are all found already.
 fn shortest_path_row(
     adj: &Csr<u32>,
     destination: usize,
@@ -33,54 +48,99 @@ fn shortest_path_row(
     seed: u64,
     dist_row: &mut [u8],
     next_row: &mut [i32],
-    (queue, best_priority): (&mut Vec<u32>, &mut Vec<u64>),
+    search: &mut Search,
 ) {
+    let nr = dist_row.len();
     dist_row.fill(UNREACHABLE);
     next_row.fill(-1);
+    let Search {
+        queue,
+        best_priority,
+        unvisited,
+    } = search;
     best_priority.clear();
-    best_priority.resize(dist_row.len(), u64::MAX);
+    best_priority.resize(nr, u64::MAX);
     queue.clear();
+    unvisited.clear();
     dist_row[destination] = 0;
     queue.push(destination as u32);
-    let mut head = 0;
-    // One pass: when `node` is dequeued at distance d, every neighbour at distance d+1 has
-    // `node` as an equal-cost next hop, so the seeded tie-break is settled while the BFS runs.
+    let mut level_start = 0;
+    let mut level = 0u8;
+    let mut bottom_up = false;
     // A hop's priority is worked out only once a second candidate appears: in the low-diameter
     // topologies most pairs have a single shortest path, and hashing was most of the time.
-    while head < queue.len() {
-        let node = queue[head] as usize;
-        // Once the whole component is found, nothing lies beyond the deepest level: its
-        // switches (the bulk of a low-diameter layer) have no neighbour left to settle.
-        if queue.len() == component_size
-            && dist_row[node] == dist_row[queue[queue.len() - 1] as usize]
-        {
+    loop {
+        let level_end = queue.len();
+        // Once the whole component is found, nothing lies beyond the deepest level.
+        if level_start == level_end || level_end == component_size {
             break;
         }
-        head += 1;
-        let next_dist = dist_row[node].saturating_add(1);
-        for &nb in adj.row(node) {
-            let nbu = nb as usize;
-            if dist_row[nbu] == UNREACHABLE {
-                dist_row[nbu] = next_dist;
-                queue.push(nb);
+        let next_dist = level.saturating_add(1);
+        if !bottom_up && level_end - level_start > component_size - level_end {
+            bottom_up = true;
+            unvisited.extend((0..nr as u32).filter(|&v| dist_row[v as usize] == UNREACHABLE));
+        }
+        if bottom_up {
+            let mut kept = 0;
+            for i in 0..unvisited.len() {
+                let switch = unvisited[i] as usize;
+                let mut hop = u32::MAX;
+                let mut best = u64::MAX;
+                for &nb in adj.row(switch) {
+                    if dist_row[nb as usize] != level {
+                        continue;
+                    }
+                    if hop == u32::MAX {
+                        hop = nb;
+                        continue;
+                    }
+                    if best == u64::MAX {
+                        best = tie_priority(seed, switch, hop, destination);
+                    }
+                    let prio = tie_priority(seed, switch, nb, destination);
+                    if prio < best {
+                        best = prio;
+                        hop = nb;
+                    }
+                }
+                if hop == u32::MAX {
+                    unvisited[kept] = switch as u32;
+                    kept += 1;
+                } else {
+                    dist_row[switch] = next_dist;
+                    next_row[switch] = hop as i32;
+                    queue.push(switch as u32);
+                }
             }
-            if dist_row[nbu] != next_dist {
-                continue;
-            }
-            let current = next_row[nbu];
-            if current < 0 {
-                next_row[nbu] = node as i32;
-                continue;
-            }
-            if best_priority[nbu] == u64::MAX {
-                best_priority[nbu] = tie_priority(seed, nbu, current as u32, destination);
-            }
-            let prio = tie_priority(seed, nbu, node as u32, destination);
-            if prio < best_priority[nbu] {
-                best_priority[nbu] = prio;
-                next_row[nbu] = node as i32;
+            unvisited.truncate(kept);
+        } else {
+            for head in level_start..level_end {
+                let node = queue[head] as usize;
+                for &nb in adj.row(node) {
+                    let nbu = nb as usize;
+                    if dist_row[nbu] == UNREACHABLE {
+                        dist_row[nbu] = next_dist;
+                        next_row[nbu] = node as i32;
+                        queue.push(nb);
+                        continue;
+                    }
+                    if dist_row[nbu] != next_dist {
+                        continue;
+                    }
+                    if best_priority[nbu] == u64::MAX {
+                        let current = next_row[nbu] as u32;
+                        best_priority[nbu] = tie_priority(seed, nbu, current, destination);
+                    }
+                    let prio = tie_priority(seed, nbu, node as u32, destination);
+                    if prio < best_priority[nbu] {
+                        best_priority[nbu] = prio;
+                        next_row[nbu] = node as i32;
+                    }
+                }
             }
         }
+        level_start = level_end;
+        level = next_dist;
     }
 }
 
@@ -230,11 +290,17 @@ pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec
         .zip(next.par_chunks_mut(nr.max(1)))
         .enumerate()
         .for_each_init(
-            || (Vec::with_capacity(nr), Vec::with_capacity(nr)),
-            |(queue, best), (destination, (dist_row, next_row))| match &order {
-                Some(order) => {
-                    up_down_row(adj, destination, seed, order, dist_row, next_row, queue)
-                }
+            Search::default,
+            |search, (destination, (dist_row, next_row))| match &order {
+                Some(order) => up_down_row(
+                    adj,
+                    destination,
+                    seed,
+                    order,
+                    dist_row,
+                    next_row,
+                    &mut search.queue,
+                ),
                 None => shortest_path_row(
                     adj,
                     destination,
@@ -242,7 +308,7 @@ pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec
                     seed,
                     dist_row,
                     next_row,
-                    (queue, best),
+                    search,
                 ),
             },
         );
