@@ -432,3 +432,15 @@ def test_sparse_packed_texts_equal_the_dense_ones() -> None:
     assert sparse.offsets.tolist() == dense.offsets.tolist()
     assert sparse.texts(np.arange(6)) == ["", "172.16.0.1", "172.16.0.3", "", "fe80::é", ""]
     assert PackedTexts.sparse(3, {}).offsets.tolist() == [0, 0, 0, 0]
+
+
+def test_mptcp_limit_is_one_familys_endpoints_within_the_kernel_cap() -> None:
+    from fatpaths_cfg.render.hosts import MPTCP_MAX_LIMIT, MptcpEndpoint, mptcp_limit
+
+    v4 = [MptcpEndpoint(f"10.0.{i}.2", "eth0") for i in range(3)]
+    v6 = [MptcpEndpoint(f"fd00:{i}::2", "eth0") for i in range(2)]
+    assert mptcp_limit([]) == 0
+    assert mptcp_limit(v6 + v4) == 3
+    assert mptcp_limit(v6 + v6 + v6 + v4) == 6
+    many = [MptcpEndpoint(f"10.1.{i}.2", "eth0") for i in range(MPTCP_MAX_LIMIT + 3)]
+    assert mptcp_limit(many) == MPTCP_MAX_LIMIT

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -149,8 +148,8 @@ def mptcp_endpoints(uplink: str, layers: list[HostLayer]) -> list[MptcpEndpoint]
 def mptcp_limit(endpoints: list[MptcpEndpoint]) -> int:
     """Subflows and accepted announcements one connection needs: one family's endpoints (a
     connection only ever uses its own family's), within the kernel's cap."""
-    per_family = Counter(e.family for e in endpoints)
-    return min(max(per_family.values(), default=0), MPTCP_MAX_LIMIT)
+    v6 = sum(e.family == "v6" for e in endpoints)
+    return min(max(v6, len(endpoints) - v6), MPTCP_MAX_LIMIT)
 
 
 def mptcp_subflow_limit(accepted: int) -> int:
