@@ -12,7 +12,7 @@ pub struct Packed<'a> {
 impl Packed<'_> {
     fn check(&self, what: &str) -> Result<(), String> {
         let ordered = self.offsets.windows(2).all(|pair| pair[0] <= pair[1]);
-        let inside = self.offsets.first().is_none_or(|&first| first >= 0)
+        let inside = self.offsets.first().is_none_or(|&first| first == 0)
             && self
                 .offsets
                 .last()
