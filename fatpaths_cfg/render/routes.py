@@ -25,12 +25,8 @@ class PackedTexts:
     @classmethod
     def of(cls, texts: Sequence[str]) -> PackedTexts:
         joined = "".join(texts)
-        if joined.isascii():
-            lengths = [len(text) for text in texts]
-        else:
-            lengths = [len(text.encode()) for text in texts]
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        np.cumsum(_byte_lengths(texts, joined), out=offsets[1:])
         return cls(joined.encode(), offsets)
 
     @classmethod
@@ -41,16 +37,20 @@ class PackedTexts:
         texts = [entries[i] for i in ids]
         joined = "".join(texts)
         lengths = np.zeros(count + 1, dtype=np.int64)
-        lengths[np.array(ids, dtype=np.int64) + 1] = (
-            [len(text) for text in texts]
-            if joined.isascii()
-            else [len(text.encode()) for text in texts]
-        )
+        lengths[np.array(ids, dtype=np.int64) + 1] = _byte_lengths(texts, joined)
         return cls(joined.encode(), np.cumsum(lengths))
 
     def texts(self, ids: np.ndarray) -> list[str]:
         data, offsets = self.data, self.offsets.tolist()
         return [data[offsets[i] : offsets[i + 1]].decode() for i in ids.tolist()]
+
+
+def _byte_lengths(texts: Sequence[str], joined: str) -> list[int]:
+    """Each text's length in UTF-8 bytes: its length in characters when `joined` (all of
+    them) is ASCII, as addresses are."""
+    if joined.isascii():
+        return [len(text) for text in texts]
+    return [len(text.encode()) for text in texts]
 
 
 _NO_TEXTS = PackedTexts(b"", np.zeros(1, dtype=np.int64))
