@@ -10,6 +10,8 @@ def layer_forwarding(
     edge_v: npt.NDArray[np.int32],
     seed: int,
     rank: npt.NDArray[np.int32] | None = None,
+    keys: npt.NDArray[np.uint64] | None = None,
+    prefer: npt.NDArray[np.int32] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32]]: ...
 def layer_forwarding_into(
     nr: int,
@@ -19,6 +21,8 @@ def layer_forwarding_into(
     rank: npt.NDArray[np.int32] | None,
     dist_out: npt.NDArray[np.uint8],
     next_out: npt.NDArray[np.int32],
+    keys: npt.NDArray[np.uint64] | None = None,
+    prefer: npt.NDArray[np.int32] | None = None,
 ) -> None: ...
 def overlap_layers(
     nr: int,

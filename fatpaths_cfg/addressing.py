@@ -327,7 +327,7 @@ def _family_tables(
         hosts=plane_hosts[0],
         host_prefix_len=layer_block_len if vlan else subnet_len,
         subnet_prefix_len=subnet_len,
-        links=_link_addresses(link_pool, len(fabric.links), text),
+        links=_link_addresses(link_pool, fabric, text),
         link_prefix_len=bits - 1,
         loopbacks=_loopbacks(loopback_pool, fabric.nr, text),
         loopback_prefix_len=bits,
@@ -392,9 +392,24 @@ def _host_addresses(
     return [[text(row[s] + o) for s, o in zip(switch_of, offsets, strict=True)] for row in bases]
 
 
-def _link_addresses(pool: str, count: int, text: Callable[[int], str]) -> list[tuple[str, str]]:
+def link_slot_bits(fabric: Fabric) -> int:
+    """Bits of a link's slot: its `a` switch's number, then the `a` port's place on it."""
+    ports = max((len(s.ports) for s in fabric.switches), default=1)
+    return bits_for(fabric.nr) + bits_for(ports)
+
+
+def link_slots(fabric: Fabric) -> list[int]:
+    """Each link's /31 (/127) in the link pool, from its `a` end (switch, port) alone, never
+    from its place among the links: adding or removing a cable moves no other link's
+    addresses, so no route's next hop changes but those the cable itself touches."""
+    port_bits = bits_for(max((len(s.ports) for s in fabric.switches), default=1))
+    place = [{port: i for i, port in enumerate(s.ports)} for s in fabric.switches]
+    return [(link.a << port_bits) | place[link.a][link.a_port] for link in fabric.links]
+
+
+def _link_addresses(pool: str, fabric: Fabric, text: Callable[[int], str]) -> list[tuple[str, str]]:
     base = int(ipaddress.ip_network(pool).network_address)
-    return [(text(base + 2 * i), text(base + 2 * i + 1)) for i in range(count)]
+    return [(text(base + 2 * i), text(base + 2 * i + 1)) for i in link_slots(fabric)]
 
 
 def _loopbacks(pool: str, count: int, text: Callable[[int], str]) -> list[str]:
@@ -407,6 +422,7 @@ def _check_fit(
 ) -> None:
     spec = checker.spec
     links = len(fabric.links)
+    slot_bits = link_slot_bits(fabric)
     if "ipv4" in families:
         checker.fits(
             "host_pool_v4",
@@ -423,9 +439,9 @@ def _check_fit(
         checker.fits(
             "link_pool_v4",
             spec.link_pool_v4,
-            bits_for(links) + 1,
-            f"{links} point-to-point /31 links",
-            f"use a pool of at most /{31 - bits_for(links)}",
+            slot_bits + 1,
+            f"{links} point-to-point /31 links (a /31 per switch port, {slot_bits} bits)",
+            f"use a pool of at most /{31 - slot_bits}",
         )
         checker.fits(
             "loopback_pool_v4",
@@ -445,7 +461,11 @@ def _check_fit(
             f"use a pool of at most /{V6_SUBNET_PREFIX - needed}",
         )
         checker.fits(
-            "link_pool_v6", spec.link_pool_v6, bits_for(links) + 1, f"{links} /127 links", ""
+            "link_pool_v6",
+            spec.link_pool_v6,
+            slot_bits + 1,
+            f"{links} /127 links (a /127 per switch port, {slot_bits} bits)",
+            "",
         )
         checker.fits(
             "loopback_pool_v6",

@@ -22,6 +22,7 @@ from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
+from fatpaths_cfg.layers.keep import EarlierCompile, kept_routing
 from fatpaths_cfg.layers.planes import fabric_layers
 from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.output import (
@@ -60,35 +61,48 @@ class CompileSummary:
 
 
 def compile_fabric(
-    inventory: Path, seed: int | None = None, progress: ProgressHook = _quiet
+    inventory: Path,
+    seed: int | None = None,
+    progress: ProgressHook = _quiet,
+    keep_layers: EarlierCompile | None = None,
 ) -> CompiledFabric:
-    """Inventory file -> CompiledFabric, in memory. Raises UserErrors on bad input."""
+    """Inventory file -> CompiledFabric, in memory. Raises UserErrors on bad input.
+
+    `keep_layers` is an earlier compile whose sparse layers and next hops are carried over
+    (see `layers.keep`) instead of being chosen afresh."""
     progress("loading inventory")
     loaded = load_inventory(inventory)
     routing_spec = loaded.spec.routing
     if seed is not None:
         routing_spec = routing_spec.model_copy(update={"seed": seed})
-    return compile_loaded(loaded, routing_spec, progress)
+    return compile_loaded(loaded, routing_spec, progress, keep_layers)
 
 
 def compile_loaded(
     loaded: LoadedInventory,
     routing_spec: RoutingSpec | None = None,
     progress: ProgressHook = _quiet,
+    keep_layers: EarlierCompile | None = None,
 ) -> CompiledFabric:
     """A validated inventory -> CompiledFabric, with `routing_spec` in place of the inventory's
     routing block when given (sweeps compile many routings of one inventory)."""
     with collector_paused():
-        return _compile_loaded(loaded, routing_spec, progress)
+        return _compile_loaded(loaded, routing_spec, progress, keep_layers)
 
 
 def _compile_loaded(
-    loaded: LoadedInventory, routing_spec: RoutingSpec | None, progress: ProgressHook
+    loaded: LoadedInventory,
+    routing_spec: RoutingSpec | None,
+    progress: ProgressHook,
+    keep_layers: EarlierCompile | None,
 ) -> CompiledFabric:
     fabric = build_fabric(loaded)
     spec = loaded.spec
     routing_spec = routing_spec or spec.routing
     effective_seed = routing_spec.seed
+    keep, prefer = None, None
+    if keep_layers is not None:
+        keep, prefer = kept_routing(keep_layers, fabric, routing_spec, effective_seed)
     progress("building layers")
     layers = fabric_layers(
         fabric.nr,
@@ -98,10 +112,19 @@ def _compile_loaded(
         effective_seed,
         loaded.source.file,
         loaded.source.line_of(("routing",)),
+        fabric.link_keys,
+        fabric.switch_keys,
+        keep,
     )
     progress("computing forwarding")
     routing = compute_routing(
-        fabric.nr, fabric.edges, layers, effective_seed, routing_spec.ecmp_within_layer
+        fabric.nr,
+        fabric.edges,
+        layers,
+        effective_seed,
+        routing_spec.ecmp_within_layer,
+        fabric.switch_keys,
+        prefer,
     )
     progress("allocating addresses")
     plan = allocate_addresses(

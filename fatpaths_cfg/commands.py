@@ -49,6 +49,7 @@ FEATURE_COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("fatpaths_cfg.compile_commands", "Compile an inventory into configs and plans."),
     "schema": ("fatpaths_cfg.compile_commands", "Print the inventory JSON Schema."),
     "topo": ("fatpaths_cfg.compile_commands", "Generate and inspect topologies."),
+    "plan": ("fatpaths_cfg.plan.commands", "Show what changing a fabric changes."),
     "analyze": ("fatpaths_cfg.analysis.commands", "Measure path diversity and throughput."),
     "simulate": ("fatpaths_cfg.sim.commands", "Simulate flows on a compiled fabric."),
     "verify": ("fatpaths_cfg.verify.commands", "Prove the configs forward every layer."),
@@ -62,6 +63,7 @@ FEATURE_COMMANDS: dict[str, tuple[str, str]] = {
 COMMAND_ORDER = (
     "compile",
     "schema",
+    "plan",
     "analyze",
     "simulate",
     "verify",

@@ -57,6 +57,14 @@ def compile_command(
         help="Processes that render and write the output (default: one per CPU); any number "
         "gives the same files.",
     ),
+    keep_layers: Path | None = typer.Option(
+        None,
+        "--keep-layers",
+        metavar="OLD_OUT",
+        help="Carry the sparse layers of an earlier output over: removed cables leave them, "
+        "new cables join by their name's draw, a layer is repaired only where it no longer "
+        "connects. Keeps a change small for every layer algorithm.",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     from rich.progress import (
@@ -87,7 +95,12 @@ def compile_command(
         def tick(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress))
+        earlier = None
+        if keep_layers is not None:
+            from fatpaths_cfg.layers.keep import read_earlier
+
+            earlier = run_or_exit(lambda: read_earlier(keep_layers))
+        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress, earlier))
         settle_long_lived()
         for warning in compiled.warnings:
             print(f"warning: {warning}", file=sys.stderr)

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     # Annotations only: reading a compiled fabric back needs no pydantic models.
     from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
 
-SCHEMA = "fatpaths.fabric/1"
+# 2: switches, hosts and ports in name order, links in the order of their ends, layers and
+# tie-breaks drawn from names (a fabric compiled under 1 sees its random layers re-rolled once).
+SCHEMA = "fatpaths.fabric/2"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from fatpaths_cfg.ifnames import all_kernel_names_unchanged, kernel_ifname
 from fatpaths_cfg.inventory.rules import ENDPOINT, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
 from fatpaths_cfg.memory import collector_paused
+from fatpaths_cfg.stable_hash import name_keys, natural_key
 from fatpaths_cfg.topologies.base import island_labels
 
 if TYPE_CHECKING:
@@ -95,6 +96,9 @@ class Fabric:
     links: list[Link]
     hosts: list[Host]
     origin: dict[str, Any] = field(default_factory=dict)
+    # The `switches:` entry of each switch in the inventory (its index is its place in name
+    # order, see `canonical_order`); empty when the fabric was not built from an inventory.
+    switch_entries: tuple[int, ...] = ()
 
     @property
     def nr(self) -> int:
@@ -112,6 +116,27 @@ class Fabric:
     def plane_of_switch(self) -> np.ndarray:
         """(nr,) int: each switch's plane."""
         return np.array([s.plane for s in self.switches], dtype=np.int64)
+
+    @cached_property
+    def switch_keys(self) -> np.ndarray:
+        """(nr,) uint64: a hash of each switch's name, for choices that must follow names."""
+        return name_keys(s.name for s in self.switches)
+
+    @cached_property
+    def link_keys(self) -> np.ndarray:
+        """(E,) uint64: a hash of each cable's name, its two `switch:port` ends sorted, so a
+        cable keeps its key whatever else is cabled and wherever the inventory lists it."""
+        names = self.switches
+        return name_keys(
+            "|".join(sorted((f"{names[c.a].name}:{c.a_port}", f"{names[c.b].name}:{c.b_port}")))
+            for c in self.links
+        )
+
+    def cable_name(self, link: int) -> str:
+        one = self.links[link]
+        a = f"{self.switches[one.a].name}:{one.a_port}"
+        b = f"{self.switches[one.b].name}:{one.b_port}"
+        return f"{a} - {b}"
 
     @cached_property
     def edges(self) -> np.ndarray:
@@ -793,7 +818,49 @@ def _checked_fabric(spec: InventorySpec, source: SourceMap) -> Fabric:
     """The fabric, or every mistake with its line: a mistaken inventory is checked twice, and
     only the second check locates its mistakes."""
     clean = _WiringChecker(spec, source, locate_ports=False).build_if_clean()
-    return clean if clean is not None else _WiringChecker(spec, source).build()
+    return canonical_order(clean if clean is not None else _WiringChecker(spec, source).build())
+
+
+def canonical_order(fabric: Fabric) -> Fabric:
+    """The fabric with switches, hosts and ports in natural name order and links in the order
+    of their ends, each link's `a` end the one first in that order.
+
+    Everything downstream numbers things by these indices (addresses, tables, files), so the
+    output depends on the wiring as a set of named switches, cables and hosts, never on the
+    order the inventory lists them in: reordering any list gives the same bytes.
+    """
+    order = sorted(range(fabric.nr), key=lambda i: natural_key(fabric.switches[i].name))
+    new_index = [0] * fabric.nr
+    for new, old in enumerate(order):
+        new_index[old] = new
+    switches = [
+        replace(
+            fabric.switches[old],
+            index=new,
+            ports=tuple(sorted(fabric.switches[old].ports, key=natural_key)),
+        )
+        for new, old in enumerate(order)
+    ]
+    ends = []
+    for link in fabric.links:
+        a, b = new_index[link.a], new_index[link.b]
+        ends.append((a, link.a_port, b, link.b_port) if a < b else (b, link.b_port, a, link.a_port))
+    # One link per switch pair, so the pair alone orders them.
+    ends_order = sorted(range(len(ends)), key=lambda i: (ends[i][0], ends[i][2]))
+    links = [
+        Link(new, *ends[old], fabric.links[old].speed_gbps) for new, old in enumerate(ends_order)
+    ]
+    host_order = sorted(range(len(fabric.hosts)), key=lambda i: natural_key(fabric.hosts[i].name))
+    hosts = []
+    for new, old in enumerate(host_order):
+        host = fabric.hosts[old]
+        uplinks = tuple(replace(u, switch=new_index[u.switch]) for u in host.uplinks)
+        hosts.append(
+            replace(
+                host, index=new, switch=uplinks[0].switch, port=uplinks[0].port, uplinks=uplinks
+            )
+        )
+    return Fabric(fabric.name, switches, links, hosts, fabric.origin, tuple(order))
 
 
 def build_fabric(loaded: LoadedInventory) -> Fabric:

@@ -43,8 +43,20 @@ def layer_seed(seed: int, number: int) -> int:
 
 
 def compute_routing(
-    nr: int, edges: np.ndarray, layers: list[Layer], seed: int, ecmp: bool = False
+    nr: int,
+    edges: np.ndarray,
+    layers: list[Layer],
+    seed: int,
+    ecmp: bool = False,
+    switch_keys: np.ndarray | None = None,
+    prefer: np.ndarray | None = None,
 ) -> Routing:
+    """Tables of every layer. With `switch_keys` (hashes of the switches' names), a tie
+    between equal-cost next hops goes to the neighbour of highest random weight by name, so a
+    next hop that stays among the shortest after a change stays chosen (unless a new equal-cost
+    neighbour outranks it). `prefer` ([layer, switch, destination], -1 = none), the next hops
+    of an earlier compile, wins every tie it is part of: then only routes whose old next hop
+    stopped being a shortest-path one move."""
     dist = np.empty((len(layers), nr, nr), dtype=np.uint8)
     next_hop = np.empty((len(layers), nr, nr), dtype=np.int32)
     for i, layer in enumerate(layers):
@@ -59,6 +71,8 @@ def compute_routing(
             rank,
             dist[i],
             next_hop[i],
+            switch_keys,
+            None if prefer is None else np.ascontiguousarray(prefer[i], dtype=np.int32),
         )
     return Routing(dist, next_hop, ecmp)
 

@@ -88,7 +88,12 @@ def test_failed_compile_leaves_earlier_output_untouched(tmp_path: Path) -> None:
     api.compile_to_directory(SLIMFLY_Q5, out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     bad = tmp_path / "bad.yaml"
-    bad.write_text(SLIMFLY_Q5.read_text().replace("rho: 0.6", "rho: 0.01\n  max_resamples: 2"))
+    # The address plan fails after the layers and tables are built: nothing may be written.
+    bad.write_text(
+        SLIMFLY_Q5.read_text().replace(
+            "family: ipv4", "family: ipv4\n  link_pool_v4: 172.16.0.0/28"
+        )
+    )
     with pytest.raises(UserErrors):
         api.compile_to_directory(bad, out)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
@@ -109,7 +114,7 @@ def test_compiled_directory_reads_back(tmp_path: Path) -> None:
     api.compile_to_directory(SLIMFLY_Q5, out)
     loaded = load_compiled(out)
     data = json.loads((out / "fabric.json").read_text())
-    assert data["schema"] == "fatpaths.fabric/1"
+    assert data["schema"] == "fatpaths.fabric/2"
     assert loaded.fabric.nr == 50 and len(loaded.fabric.hosts) == 200
     assert loaded.next_hop.shape == (4, 50, 50) and loaded.next_hop.dtype == np.int32
     assert loaded.dist.dtype == np.uint8

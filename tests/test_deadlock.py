@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fatpaths_cfg import api
-from fatpaths_cfg.layers import Layer, up_down_order
+from fatpaths_cfg.layers import Layer, seeded_keys, up_down_order
 from fatpaths_cfg.routing import compute_routing
 from fatpaths_cfg.verify.deadlock import (
     LayerRoutes,
@@ -73,7 +73,8 @@ def test_layers_with_their_own_orders_are_cycle_free_but_clash() -> None:
     fabric = compiled.fabric
     layers = []
     for layer in compiled.layers:
-        rank, tree = up_down_order(fabric.nr, fabric.edges, np.random.default_rng(layer.number))
+        keys = seeded_keys(fabric.switch_keys, layer.number)
+        rank, tree = up_down_order(fabric.nr, fabric.edges, keys)
         layers.append(replace(layer, links=layer.links | tree, rank=rank))
     routing = compute_routing(fabric.nr, fabric.edges, layers, compiled.seed)
     deps = _layer_deps(routing.next_hop, layers)

@@ -11,7 +11,14 @@ from scipy.sparse.csgraph import connected_components, shortest_path
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.inventory.schema import RoutingSpec
-from fatpaths_cfg.layers import SparseLayerBuilder, build_layers, complete_layer
+from fatpaths_cfg.layers import (
+    SparseLayerBuilder,
+    build_layers,
+    complete_layer,
+    index_keys,
+    layer_draws,
+    seeded_keys,
+)
 from fatpaths_cfg.layers.baselines import (
     kshortest_layers,
     past_layers,
@@ -63,13 +70,46 @@ def test_same_seed_same_layers_other_seed_other_layers(
 ) -> None:
     nr, edges = slimfly5
     builder, spec = BUILDERS[algorithm], _spec(algorithm)
-    first = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(11), spec)
-    again = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(11), spec)
-    other = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(12), spec)
+    keys = index_keys(len(edges))
+    first = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(11), spec, keys)
+    again = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(11), spec, keys)
+    other = builder(nr, edges, SPARSE_LAYERS, np.random.default_rng(12), spec, keys)
     assert len(first) == SPARSE_LAYERS
     assert all(mask.dtype == bool and mask.shape == (len(edges),) for mask in first)
     assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
     assert not all(np.array_equal(a, b) for a, b in zip(first, other, strict=True))
+
+
+def test_random_layers_keep_each_cable_by_its_own_draw(slimfly5: tuple[int, np.ndarray]) -> None:
+    """A random layer's membership of a cable depends on nothing but (seed, layer, the cable):
+    dropping cables, or listing them in another order, moves no other cable in any layer."""
+    nr, edges = slimfly5
+    keys = index_keys(len(edges)) ^ np.uint64(0xABCDEF)
+    spec = _spec("random", rho=0.6)
+    layers = build_layers(nr, edges, spec, 3, link_keys=keys)
+    drawn = [layer_draws(seeded_keys(keys, 3), n) < 0.6 for n in range(2, SPARSE_LAYERS + 2)]
+    keep = np.ones(len(edges), dtype=bool)
+    keep[::7] = False
+    order = np.random.default_rng(1).permutation(np.flatnonzero(keep))
+    fewer = build_layers(nr, edges[order], spec, 3, link_keys=keys[order])
+    for layer, smaller, base in zip(layers[1:], fewer[1:], drawn, strict=True):
+        # Every drawn cable is in; anything else is the completion's, and only that.
+        for built, wanted in ((layer, base), (smaller, base[order])):
+            assert not (wanted & ~built.links).any()
+            assert int((built.links & ~wanted).sum()) == built.completed_links
+    other_seed = build_layers(nr, edges, spec, 4, link_keys=keys)
+    assert not np.array_equal(layers[1].links, other_seed[1].links)
+
+
+def test_completion_adds_the_lowest_draws_that_join_islands() -> None:
+    # Two triangles and the cables that could join them, by priority.
+    edges = np.array([[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5], [2, 3], [0, 5], [1, 4]])
+    mask = np.array([1, 1, 0, 1, 1, 0, 0, 0, 0], dtype=bool)
+    priority = np.array([0.1, 0.1, 0.05, 0.1, 0.1, 0.9, 0.7, 0.3, 0.5])
+    completed, added = complete_layer(6, edges, mask, priority)
+    # The triangles' own third sides join nothing new; the bridge of lowest draw is [0, 5].
+    assert added == 1
+    assert np.flatnonzero(completed ^ mask).tolist() == [7]
 
 
 def test_overlap_paths_are_monotone_and_shortest_in_their_layer(
@@ -83,7 +123,7 @@ def test_overlap_paths_are_monotone_and_shortest_in_their_layer(
         assert len(paths) > nr, "a layer should hold more paths than there are switches"
         rank = np.argsort(permutation)
         # Completion joins islands only, so it must not shorten any chosen path either.
-        completed, _ = complete_layer(nr, edges, mask, rng)
+        completed, _ = complete_layer(nr, edges, mask, rng.random(len(edges)))
         for links in (mask, completed):
             layer_hops = _hops(nr, edges, links)
             for path in paths:

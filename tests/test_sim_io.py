@@ -163,7 +163,7 @@ def write_compiled(out: Path) -> None:
         dist.append(d)
         nxt.append(n)
     fabric = {
-        "schema": "fatpaths.fabric/1",
+        "schema": "fatpaths.fabric/2",
         "name": "square",
         "switches": [{"name": names[i], "index": i} for i in (2, 0, 3, 1)],
         "links": [

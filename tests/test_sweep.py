@@ -39,6 +39,16 @@ def tiny_plan(directory: Path, text: str = TINY_SWEEP) -> SweepPlan:
     return load_sweep(path)
 
 
+def _one_layer_pool(directory: Path) -> str:
+    """TINY_SWEEP on an inventory whose /24 host pool fits one layer (18 switches, 5 bits, and
+    3 host bits) but not three (2 more bits): the points with 3 layers fail to compile."""
+    (directory / "sf3.yaml").write_text(
+        "fabric: sf3\ngenerate: {kind: slimfly, q: 3}\naddressing: {host_pool_v4: 10.0.0.0/24}\n",
+        encoding="utf-8",
+    )
+    return TINY_SWEEP.replace("generate: {kind: slimfly, q: 3}", "inventory: sf3.yaml")
+
+
 def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k not in TIMING_COLUMNS} for row in rows]
 
@@ -71,25 +81,19 @@ def test_task_is_a_pure_function_of_its_payload(tmp_path: Path) -> None:
 
 
 def test_failed_task_is_recorded_and_the_others_run(tmp_path: Path) -> None:
-    # rho 0.05 leaves too few links to connect a layer: that point fails, the other succeeds.
-    text = TINY_SWEEP.replace("rho: [0.7]", "rho: [0.05]").replace(
-        "grid:", "routing: {max_resamples: 2}\ngrid:"
-    )
-    plan = tiny_plan(tmp_path, text)
+    # The host pool holds one layer's addresses, not three: that point fails, the other runs.
+    plan = tiny_plan(tmp_path, _one_layer_pool(tmp_path))
     rows = [run_task(task.payload) for task in plan.tasks]
     failed = [r for r in rows if r["status"] == "error"]
     assert failed and all(r["layers"] == 3 for r in failed)
-    assert "rho" in failed[0]["error"]
+    assert "host_pool_v4" in failed[0]["error"]
     assert all(r["status"] == "ok" for r in rows if r["layers"] == 1)
 
 
 def test_retry_failed_runs_only_the_failed_tasks_and_keeps_one_row_each(
     tmp_path: Path, cluster: DaskCluster
 ) -> None:
-    text = TINY_SWEEP.replace("rho: [0.7]", "rho: [0.05]").replace(
-        "grid:", "routing: {max_resamples: 2}\ngrid:"
-    )
-    plan = tiny_plan(tmp_path, text)
+    plan = tiny_plan(tmp_path, _one_layer_pool(tmp_path))
     folder = ResultsFolder(tmp_path / "results")
     first = execute_sweep(plan, folder, cluster.address, None)
     assert first.failed == 4

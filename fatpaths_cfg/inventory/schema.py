@@ -175,6 +175,8 @@ class RoutingSpec(StrictModel):
     ecmp_within_layer: bool = False
     acyclic: bool = False
     paths_per_layer: Annotated[int, Field(ge=1)] | None = None
+    # Unused since layers are completed by name instead of redrawn (schema fatpaths.fabric/2);
+    # still accepted, so inventories written before load unchanged.
     max_resamples: Annotated[int, Field(ge=1, le=10_000)] = 100
     # PAST's non-minimal variant: each destination's tree grows from a random switch.
     past_random_root: bool = False

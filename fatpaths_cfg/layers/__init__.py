@@ -1,8 +1,9 @@
 """Layers: subsets of the fabric's links inside which traffic follows shortest paths.
 
 Layer 1 always holds every link (minimal routing). Layers 2..n come from one of the
-algorithms below; each must connect every switch pair, so a sampler resamples (bounded, seeded)
-and the structured algorithms complete their layer with extra links.
+algorithms below; each must connect every switch pair, so a layer that does not is completed
+with the fewest extra links, chosen by a hash of their names (never redrawn whole: a redraw
+would move every link of the layer when one cable changes).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
+from fatpaths_cfg.stable_hash import mix64, salt, unit_draws
 from fatpaths_cfg.topologies.base import is_connected as graph_is_connected
 
 if TYPE_CHECKING:
@@ -25,8 +27,10 @@ if TYPE_CHECKING:
 # Every algorithm returns one link mask per sparse layer (layers 2..n), possibly disconnected.
 # The Generator is named as a string: reaching `np.random` imports it (7 ms), and the schema,
 # which imports this package, has no use for it.
+# The last argument is each link's key (a hash of the cable's name), for algorithms that
+# choose link by link.
 SparseLayerBuilder = Callable[
-    [int, np.ndarray, int, "np.random.Generator", "RoutingSpec"], list[np.ndarray]
+    [int, np.ndarray, int, "np.random.Generator", "RoutingSpec", np.ndarray], list[np.ndarray]
 ]
 
 
@@ -59,12 +63,14 @@ def is_connected(nr: int, edges: np.ndarray, mask: np.ndarray) -> bool:
 
 
 def complete_layer(
-    nr: int, edges: np.ndarray, mask: np.ndarray, rng: np.random.Generator
+    nr: int, edges: np.ndarray, mask: np.ndarray, priority: np.ndarray
 ) -> tuple[np.ndarray, int]:
-    """Add links of the fabric (in seeded random order) that join components until one remains.
+    """Add links of the fabric, lowest `priority` first, that join components until one remains.
 
     Kruskal-style with a union-find: each added link merges two islands, so at most
-    (islands - 1) links are added and the layer stays as sparse as possible.
+    (islands - 1) links are added and the layer stays as sparse as possible. The priority is a
+    hash of each cable's name (`layer_draws`), so a layer is completed by the same cables
+    whatever else changes in the fabric: completion is local.
     """
     completed = mask.copy()
     parent = np.arange(nr)
@@ -82,7 +88,8 @@ def complete_layer(
         if ru != rv:
             parent[ru] = rv
     added = 0
-    for i in rng.permutation(np.flatnonzero(~mask)):
+    outside = np.flatnonzero(~mask)
+    for i in outside[np.argsort(priority[outside], kind="stable")]:
         u, v = edges[i]
         ru, rv = find(int(u)), find(int(v))
         if ru != rv:
@@ -92,16 +99,29 @@ def complete_layer(
     return completed, added
 
 
+def seeded_keys(keys: np.ndarray, seed: int) -> np.ndarray:
+    """Name keys mixed with the compile's seed, so that each seed draws other layers."""
+    return mix64(keys ^ np.uint64(salt("seed", seed)))
+
+
+def layer_draws(link_keys: np.ndarray, number: int) -> np.ndarray:
+    """Per link, a uniform draw in [0, 1) from (seed, layer, the cable's name), `link_keys`
+    being seeded (`seeded_keys`): a random layer keeps the links drawn below rho, and
+    completion adds the lowest of the others first."""
+    return unit_draws(link_keys, salt("layer", number))
+
+
 def up_down_order(
-    nr: int, edges: np.ndarray, rng: np.random.Generator
+    nr: int, edges: np.ndarray, switch_keys: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """One up*/down* order for the whole fabric and the BFS tree that backs it.
 
-    The rank is the BFS level from a random root, ties broken at random; the tree holds each
-    switch's link to its BFS parent. Every layer that contains the tree gives every switch but
-    the root a neighbour ranked above it, which is what lets up*/down* routing reach every
-    pair. Sharing one order across layers keeps even their union free of down->up turns, so
-    all layers fit in one lossless (PFC) class.
+    The rank is the BFS level from a root drawn by name (`switch_keys` are seeded name keys),
+    ties broken by the same draws;
+    the tree holds each switch's link to its BFS parent. Every layer that contains the tree
+    gives every switch but the root a neighbour ranked above it, which is what lets up*/down*
+    routing reach every pair. Sharing one order across layers keeps even their union free of
+    down->up turns, so all layers fit in one lossless (PFC) class.
     """
     import scipy.sparse as sp
     from scipy.sparse.csgraph import breadth_first_order
@@ -116,12 +136,13 @@ def up_down_order(
         ),
         shape=(nr, nr),
     )
-    root = int(rng.integers(nr))
+    draws = unit_draws(switch_keys, salt("up-down"))
+    root = int(np.argmin(draws))
     order, predecessors = breadth_first_order(graph, root, directed=False, return_predecessors=True)
     level = np.zeros(nr, dtype=np.int64)
     for node in order[1:]:
         level[node] = level[predecessors[node]] + 1
-    ranked = np.lexsort((rng.permutation(nr), level))
+    ranked = np.lexsort((draws, level))
     rank = np.empty(nr, dtype=np.int32)
     rank[ranked] = np.arange(nr, dtype=np.int32)
     link_of = {(int(u), int(v)): i for i, (u, v) in enumerate(edges.tolist())}
@@ -138,20 +159,46 @@ def _builder(algorithm: str) -> SparseLayerBuilder:
     return builder
 
 
-def build_layers(nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int) -> list[Layer]:
-    """Layer 1 (all links) plus `spec.layers - 1` sparse layers, each connecting every pair."""
+def index_keys(count: int) -> np.ndarray:
+    """Keys for things that have no names (a bare edge list in a test or a study): their
+    positions, hashed."""
+    return mix64(np.arange(count, dtype=np.uint64))
+
+
+def build_layers(
+    nr: int,
+    edges: np.ndarray,
+    spec: RoutingSpec,
+    seed: int,
+    link_keys: np.ndarray | None = None,
+    switch_keys: np.ndarray | None = None,
+    keep: list[np.ndarray] | None = None,
+) -> list[Layer]:
+    """Layer 1 (all links) plus `spec.layers - 1` sparse layers, each connecting every pair.
+
+    `link_keys` and `switch_keys` (hashes of the cables' and switches' names) make every choice
+    follow names, not positions. `keep` gives the sparse layers' links of an earlier compile
+    (`compile --keep-layers`): they are kept as they are, and only repaired where they no
+    longer connect.
+    """
+    link_keys = seeded_keys(index_keys(len(edges)) if link_keys is None else link_keys, seed)
+    switch_keys = seeded_keys(index_keys(nr) if switch_keys is None else switch_keys, seed)
     rng = np.random.default_rng([seed, 0x1A7E])
     full = np.ones(len(edges), dtype=bool)
     layers = [Layer(1, full, "full", None)]
     if spec.layers > 1:
-        masks = _builder(spec.algorithm)(nr, edges, spec.layers - 1, rng, spec)
-        for number, (mask, attempts) in enumerate(_connected(nr, edges, masks, spec, rng), 2):
+        if keep is not None:
+            masks = keep
+        else:
+            masks = _builder(spec.algorithm)(nr, edges, spec.layers - 1, rng, spec, link_keys)
+        for number, mask in enumerate(masks, 2):
             completed, added = (mask, 0)
             if not is_connected(nr, edges, mask):
-                completed, added = complete_layer(nr, edges, mask, rng)
-            layers.append(Layer(number, completed, spec.algorithm, None, attempts, added))
+                priority = layer_draws(link_keys, number)
+                completed, added = complete_layer(nr, edges, mask, priority)
+            layers.append(Layer(number, completed, spec.algorithm, None, 1, added))
     if spec.acyclic:
-        rank, tree = up_down_order(nr, edges, rng)
+        rank, tree = up_down_order(nr, edges, switch_keys)
         layers = [
             Layer(
                 layer.number,
@@ -166,25 +213,18 @@ def build_layers(nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int) -> li
     return layers
 
 
-def _connected(
-    nr: int, edges: np.ndarray, masks: list[np.ndarray], spec: RoutingSpec, rng: np.random.Generator
-) -> list[tuple[np.ndarray, int]]:
-    """Layers of a resampling algorithm are drawn again until connected; the others are
-    completed by the caller."""
-    if LAYER_ALGORITHMS[spec.algorithm].connects_by != "resampling":
-        return [(mask, 1) for mask in masks]
-    from fatpaths_cfg.layers.random import resample_until_connected
-
-    return [
-        resample_until_connected(nr, edges, mask, number, spec, rng)
-        for number, mask in enumerate(masks, 2)
-    ]
-
-
 def layers_or_user_error(
-    nr: int, edges: np.ndarray, spec: RoutingSpec, seed: int, file: str, line: int
+    nr: int,
+    edges: np.ndarray,
+    spec: RoutingSpec,
+    seed: int,
+    file: str,
+    line: int,
+    link_keys: np.ndarray | None = None,
+    switch_keys: np.ndarray | None = None,
+    keep: list[np.ndarray] | None = None,
 ) -> list[Layer]:
     try:
-        return build_layers(nr, edges, spec, seed)
+        return build_layers(nr, edges, spec, seed, link_keys, switch_keys, keep)
     except LayerError as exc:
         raise UserErrors.single(file, "routing", exc.message, exc.hint, line=line) from None

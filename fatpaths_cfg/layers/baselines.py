@@ -296,7 +296,12 @@ def plan_spain_layers(
 
 
 def spain_layers(
-    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+    nr: int,
+    edges: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    spec: RoutingSpec,
+    link_keys: np.ndarray,
 ) -> list[np.ndarray]:
     return plan_spain_layers(nr, edges, count, rng, spec).masks
 
@@ -328,7 +333,12 @@ def plan_past_layers(
 
 
 def past_layers(
-    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+    nr: int,
+    edges: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    spec: RoutingSpec,
+    link_keys: np.ndarray,
 ) -> list[np.ndarray]:
     return plan_past_layers(nr, edges, count, rng, spec).masks
 
@@ -370,6 +380,11 @@ def plan_kshortest_layers(
 
 
 def kshortest_layers(
-    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+    nr: int,
+    edges: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    spec: RoutingSpec,
+    link_keys: np.ndarray,
 ) -> list[np.ndarray]:
     return plan_kshortest_layers(nr, edges, count, rng, spec).masks

@@ -58,6 +58,11 @@ def plan_overlap_layers(
 
 
 def overlap_layers(
-    nr: int, edges: np.ndarray, count: int, rng: np.random.Generator, spec: RoutingSpec
+    nr: int,
+    edges: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    spec: RoutingSpec,
+    link_keys: np.ndarray,
 ) -> list[np.ndarray]:
     return plan_overlap_layers(nr, edges, count, rng, spec).masks

@@ -47,16 +47,30 @@ def fabric_layers(
     seed: int,
     file: str,
     line: int,
+    link_keys: np.ndarray | None = None,
+    switch_keys: np.ndarray | None = None,
+    keep: list[np.ndarray] | None = None,
 ) -> list[Layer]:
-    """Per-plane layers joined into fabric layers; UserErrors when a plane's layer fails."""
+    """Per-plane layers joined into fabric layers; UserErrors when a plane's layer fails.
+
+    `link_keys`/`switch_keys` hash the names of the cables and switches; `keep` holds sparse
+    layers (masks over every link of the fabric) to carry over from an earlier compile."""
     planes = 1 + int(plane_of.max(initial=0))
     if planes == 1:
-        return layers_or_user_error(nr, edges, spec, seed, file, line)
+        return layers_or_user_error(nr, edges, spec, seed, file, line, link_keys, switch_keys, keep)
     per_plane = []
     for plane in range(planes):
         members, links, local_edges = plane_subgraph(edges, plane_of, plane)
         try:
-            layers = build_layers(len(members), local_edges, spec, plane_seed(seed, plane))
+            layers = build_layers(
+                len(members),
+                local_edges,
+                spec,
+                plane_seed(seed, plane),
+                None if link_keys is None else link_keys[links],
+                None if switch_keys is None else switch_keys[members],
+                None if keep is None else [mask[links] for mask in keep],
+            )
         except LayerError as exc:
             raise UserErrors.single(
                 file, "routing", f"plane {plane}: {exc.message}", exc.hint, line=line

@@ -158,6 +158,12 @@ def _unsupported(
     return found
 
 
+def _entry(compiled: CompiledFabric, switch: int) -> int:
+    """The `switches:` entry of a switch in the inventory (its index is its place by name)."""
+    entries = compiled.fabric.switch_entries
+    return entries[switch] if entries else switch
+
+
 def _check_port_names(
     compiled: CompiledFabric, s: int, platforms: tuple[str, ...], errors: ErrorCollector
 ) -> None:
@@ -170,8 +176,8 @@ def _check_port_names(
         for problem in naming.problems(switch.ports)[:MAX_LIMIT_ERRORS]:
             errors.add(
                 compiled.inventory_file or compiled.inventory_name,
-                compiled.line_of(("switches", s, "ports")),
-                f"switches[{s}].ports",
+                compiled.line_of(("switches", _entry(compiled, s), "ports")),
+                f"switches[{_entry(compiled, s)}].ports",
                 f"switch '{switch.name}': {problem}",
                 f"name the ports as {name} does, or with numbers (Ethernet7, Ethernet1/7)",
             )

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from .stats import median
 
-FABRIC_SCHEMA = "fatpaths.fabric/1"
+FABRIC_SCHEMA = "fatpaths.fabric/2"
 UNREACHABLE = 255
 
 

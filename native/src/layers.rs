@@ -570,7 +570,8 @@ mod tests {
         for (layer, paths) in built.paths.iter().enumerate() {
             assert!(!paths.is_empty(), "layer {layer} chose no path");
             let adj = layer_adjacency(10, &edges, &built.masks[layer]);
-            let (dist, _) = crate::routing::layer_forwarding(&adj, 1, None);
+            let (dist, _) =
+                crate::routing::layer_forwarding(&adj, crate::routing::TieBreak::seeded(1), None);
             let mut rank = [0usize; 10];
             for (p, &s) in perms[layer].iter().enumerate() {
                 rank[s as usize] = p;

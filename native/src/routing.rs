@@ -23,6 +23,57 @@ fn tie_priority(seed: u64, switch: usize, neighbour: u32, destination: usize) ->
     mix64(seed ^ mix64(((switch as u64) << 40) ^ ((destination as u64) << 20) ^ neighbour as u64))
 }
 
+/// How ties between equal-cost next hops are broken: by a seeded hash of the switches'
+/// positions, or (`keys`, one per switch, a hash of its name) of their names. With names, the
+/// winner among a switch's candidates is a pure function of who the candidates are
+/// (highest random weight), so a next hop that stays among the shortest stays chosen when
+/// cables elsewhere come or go, and reordering the inventory changes nothing.
+///
+/// `prefer` (nr x nr, [switch][destination], -1 = none) holds the next hops of an earlier
+/// compile: one that is still among a switch's equal-cost neighbours wins the tie, so a change
+/// moves only the routes whose old next hop stopped being a shortest-path one.
+#[derive(Clone, Copy)]
+pub struct TieBreak<'a> {
+    pub seed: u64,
+    pub keys: Option<&'a [u64]>,
+    pub prefer: Option<&'a [i32]>,
+}
+
+impl TieBreak<'_> {
+    pub fn seeded(seed: u64) -> Self {
+        TieBreak {
+            seed,
+            keys: None,
+            prefer: None,
+        }
+    }
+
+    #[inline]
+    fn priority(&self, switch: usize, neighbour: u32, destination: usize) -> u64 {
+        if let Some(prefer) = self.prefer {
+            let nr = prefer.len().isqrt();
+            if prefer[switch * nr + destination] == neighbour as i32 {
+                return 0;
+            }
+        }
+        // Never 0, which is the preferred hop's.
+        self.hashed(switch, neighbour, destination).max(1)
+    }
+
+    #[inline]
+    fn hashed(&self, switch: usize, neighbour: u32, destination: usize) -> u64 {
+        match self.keys {
+            None => tie_priority(self.seed, switch, neighbour, destination),
+            Some(keys) => mix64(
+                self.seed
+                    ^ mix64(
+                        keys[switch] ^ mix64(keys[destination] ^ mix64(keys[neighbour as usize])),
+                    ),
+            ),
+        }
+    }
+}
+
 /// Scratch space of one search: the queue of switches found, each switch's best tie-break
 /// priority so far, and the switches not yet found.
 #[derive(Default)]
@@ -45,7 +96,7 @@ fn shortest_path_row(
     adj: &Csr<u32>,
     destination: usize,
     component_size: usize,
-    seed: u64,
+    tie: TieBreak,
     dist_row: &mut [u8],
     next_row: &mut [i32],
     search: &mut Search,
@@ -95,9 +146,9 @@ fn shortest_path_row(
                         continue;
                     }
                     if best == u64::MAX {
-                        best = tie_priority(seed, switch, hop, destination);
+                        best = tie.priority(switch, hop, destination);
                     }
-                    let prio = tie_priority(seed, switch, nb, destination);
+                    let prio = tie.priority(switch, nb, destination);
                     if prio < best {
                         best = prio;
                         hop = nb;
@@ -129,9 +180,9 @@ fn shortest_path_row(
                     }
                     if best_priority[nbu] == u64::MAX {
                         let current = next_row[nbu] as u32;
-                        best_priority[nbu] = tie_priority(seed, nbu, current, destination);
+                        best_priority[nbu] = tie.priority(nbu, current, destination);
                     }
-                    let prio = tie_priority(seed, nbu, node as u32, destination);
+                    let prio = tie.priority(nbu, node as u32, destination);
                     if prio < best_priority[nbu] {
                         best_priority[nbu] = prio;
                         next_row[nbu] = node as i32;
@@ -184,7 +235,7 @@ struct UpDownOrder<'a> {
 fn up_down_row(
     adj: &Csr<u32>,
     destination: usize,
-    seed: u64,
+    tie: TieBreak,
     UpDownOrder { rank, by_rank }: &UpDownOrder,
     dist_row: &mut [u8],
     next_row: &mut [i32],
@@ -215,7 +266,7 @@ fn up_down_row(
         let mut best: Option<(u64, u32)> = None;
         for &nb in adj.row(node) {
             if rank[nb as usize] > rank[node] && dist_row[nb as usize] == want {
-                let prio = tie_priority(seed, node, nb, destination);
+                let prio = tie.priority(node, nb, destination);
                 if best.is_none_or(|(p, _)| prio < p) {
                     best = Some((prio, nb));
                 }
@@ -234,7 +285,7 @@ fn up_down_row(
         for &nb in adj.row(node) {
             let nbu = nb as usize;
             if rank[nbu] < rank[node] && dist_row[nbu] != UNREACHABLE {
-                let key = (dist_row[nbu], tie_priority(seed, node, nb, destination));
+                let key = (dist_row[nbu], tie.priority(node, nb, destination));
                 if best.is_none_or(|(d, p, _)| key < (d, p)) {
                     best = Some((key.0, key.1, nb));
                 }
@@ -276,7 +327,11 @@ fn component_sizes(adj: &Csr<u32>) -> Vec<usize> {
 }
 
 /// Returns (distance, next hop) matrices indexed [destination][switch], row-major.
-pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec<u8>, Vec<i32>) {
+pub fn layer_forwarding(
+    adj: &Csr<u32>,
+    tie: TieBreak,
+    rank: Option<&[u32]>,
+) -> (Vec<u8>, Vec<i32>) {
     let nr = adj.n_rows();
     let mut dist = vec![UNREACHABLE; nr * nr];
     let mut next = vec![-1i32; nr * nr];
@@ -295,7 +350,7 @@ pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec
                 Some(order) => up_down_row(
                     adj,
                     destination,
-                    seed,
+                    tie,
                     order,
                     dist_row,
                     next_row,
@@ -305,7 +360,7 @@ pub fn layer_forwarding(adj: &Csr<u32>, seed: u64, rank: Option<&[u32]>) -> (Vec
                     adj,
                     destination,
                     component_sizes[destination],
-                    seed,
+                    tie,
                     dist_row,
                     next_row,
                     search,
@@ -358,7 +413,7 @@ mod tests {
         }
         let n = (side * side) as usize;
         let adj = crate::graph::neighbours(n, &edges);
-        let (dist, next) = layer_forwarding(&adj, 11, None);
+        let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(11), None);
         let mut ties = 0;
         for t in 0..n {
             for s in (0..n).filter(|&s| s != t) {
@@ -406,7 +461,7 @@ mod tests {
         let adj = crate::graph::neighbours(n, &edges);
         let sizes = component_sizes(&adj);
         assert_eq!(sizes[60], 1);
-        let (dist, next) = layer_forwarding(&adj, 3, None);
+        let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(3), None);
         for t in 0..n {
             // Plain BFS distances, scanning every switch.
             let mut want = vec![UNREACHABLE; n];
@@ -436,10 +491,96 @@ mod tests {
         }
     }
 
+    /// A 4x4 torus: every non-adjacent pair has several equal-cost next hops.
+    fn torus_edges() -> Vec<(u32, u32)> {
+        let at = |r: u32, c: u32| (r % 4) * 4 + (c % 4);
+        (0..4)
+            .flat_map(|r| {
+                (0..4).flat_map(move |c| [(at(r, c), at(r, c + 1)), (at(r, c), at(r + 1, c))])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keyed_ties_follow_names_not_positions() {
+        let edges = torus_edges();
+        let keys: Vec<u64> = (0..16u64).map(|i| mix64(i * 7919 + 3)).collect();
+        let adj = crate::graph::neighbours(16, &edges);
+        let tie = TieBreak {
+            seed: 5,
+            keys: Some(&keys),
+            prefer: None,
+        };
+        let (_, next) = layer_forwarding(&adj, tie, None);
+        // The same switches numbered backwards: position p holds switch 15 - p.
+        let flip = |x: u32| 15 - x;
+        let flipped: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (flip(a), flip(b))).collect();
+        let flipped_keys: Vec<u64> = (0..16).map(|p| keys[15 - p]).collect();
+        let adj_f = crate::graph::neighbours(16, &flipped);
+        let tie_f = TieBreak {
+            seed: 5,
+            keys: Some(&flipped_keys),
+            prefer: None,
+        };
+        let (_, next_f) = layer_forwarding(&adj_f, tie_f, None);
+        let mut ties = 0;
+        for t in 0..16 {
+            for s in 0..16 {
+                let hop = next[t * 16 + s];
+                let hop_f = next_f[(15 - t) * 16 + (15 - s)];
+                assert_eq!(hop_f, if hop < 0 { -1 } else { 15 - hop }, "s={s} t={t}");
+                ties += usize::from(t != s);
+            }
+        }
+        assert!(ties > 0);
+    }
+
+    #[test]
+    fn a_preferred_next_hop_wins_while_it_is_among_the_shortest() {
+        let edges = torus_edges();
+        let adj = crate::graph::neighbours(16, &edges);
+        let (dist, free) = layer_forwarding(&adj, TieBreak::seeded(9), None);
+        // Prefer, everywhere, the closer neighbour that the free choice did not take.
+        let mut prefer = vec![-1i32; 256];
+        let mut moved = 0;
+        for t in 0..16 {
+            for s in 0..16 {
+                let other = adj.row(s).iter().copied().find(|&nb| {
+                    dist[t * 16 + nb as usize] + 1 == dist[t * 16 + s]
+                        && nb as i32 != free[t * 16 + s]
+                });
+                if let Some(nb) = other {
+                    prefer[s * 16 + t] = nb as i32;
+                    moved += 1;
+                }
+            }
+        }
+        // A preferred hop that is not closer (a neighbour away from t) must not be taken.
+        prefer[16] = 2; // switch 1 towards 0
+        let tie = TieBreak {
+            seed: 9,
+            keys: None,
+            prefer: Some(&prefer),
+        };
+        let (_, next) = layer_forwarding(&adj, tie, None);
+        for t in 0..16 {
+            for s in 0..16 {
+                let wanted = prefer[s * 16 + t];
+                if wanted >= 0 && dist[t * 16 + wanted as usize] + 1 == dist[t * 16 + s] {
+                    assert_eq!(next[t * 16 + s], wanted);
+                } else {
+                    assert_eq!(next[t * 16 + s], free[t * 16 + s]);
+                }
+            }
+        }
+        assert!(moved > 20);
+        assert_eq!(next[1], 0); // towards 0, switch 1 goes straight
+    }
+
     #[test]
     fn ring_distances_are_cyclic() {
         let adj = ring(6);
-        let (dist, next) = layer_forwarding(&adj, 1, None);
+        let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(1), None);
         // row = destination 0
         assert_eq!(&dist[0..6], &[0, 1, 2, 3, 2, 1]);
         assert_eq!(next[1], 0);
@@ -450,7 +591,7 @@ mod tests {
     #[test]
     fn next_hop_is_one_step_closer_everywhere() {
         let adj = ring(9);
-        let (dist, next) = layer_forwarding(&adj, 7, None);
+        let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(7), None);
         for t in 0..9 {
             for s in 0..9 {
                 if s == t {
@@ -467,7 +608,7 @@ mod tests {
     fn up_down_routes_every_pair_without_down_up_turns() {
         let adj = ring(7);
         let rank: Vec<u32> = vec![0, 1, 3, 5, 6, 4, 2];
-        let (dist, next) = layer_forwarding(&adj, 3, Some(&rank));
+        let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(3), Some(&rank));
         for t in 0..7usize {
             for s in 0..7usize {
                 if s == t {
@@ -496,7 +637,8 @@ mod tests {
 pub mod python {
     use numpy::ndarray::Array2;
     use numpy::{
-        IntoPyArray, PyArray2, PyReadonlyArray1, PyReadwriteArray2, PyUntypedArrayMethods,
+        IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray2,
+        PyUntypedArrayMethods,
     };
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
@@ -510,7 +652,8 @@ pub mod python {
     /// unreachable), `next_hop` as int32 (-1 at the destination itself and where unreachable).
     /// With `rank` given, routes are up*/down* over that order (deadlock-free); otherwise shortest.
     #[pyfunction]
-    #[pyo3(signature = (nr, edge_u, edge_v, seed, rank=None))]
+    #[pyo3(signature = (nr, edge_u, edge_v, seed, rank=None, keys=None, prefer=None))]
+    #[allow(clippy::too_many_arguments)]
     pub fn layer_forwarding<'py>(
         py: Python<'py>,
         nr: usize,
@@ -518,13 +661,16 @@ pub mod python {
         edge_v: PyReadonlyArray1<'py, i32>,
         seed: u64,
         rank: Option<PyReadonlyArray1<'py, i32>>,
+        keys: Option<PyReadonlyArray1<'py, u64>>,
+        prefer: Option<PyReadonlyArray2<'py, i32>>,
     ) -> PyResult<ForwardingArrays<'py>> {
-        let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank)?;
+        let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank, keys, prefer)?;
         let dist = Array2::from_shape_vec((nr, nr), dist).expect("shape");
         let next = Array2::from_shape_vec((nr, nr), next).expect("shape");
         Ok((dist.into_pyarray(py), next.into_pyarray(py)))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn tables<'py>(
         py: Python<'py>,
         nr: usize,
@@ -532,6 +678,8 @@ pub mod python {
         edge_v: PyReadonlyArray1<'py, i32>,
         seed: u64,
         rank: Option<PyReadonlyArray1<'py, i32>>,
+        keys: Option<PyReadonlyArray1<'py, u64>>,
+        prefer: Option<PyReadonlyArray2<'py, i32>>,
     ) -> PyResult<(Vec<u8>, Vec<i32>)> {
         let edges = crate::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
             .map_err(PyValueError::new_err)?;
@@ -545,9 +693,18 @@ pub mod python {
             }
             None => None,
         };
+        let keys = keys.as_ref().map(|k| k.as_slice()).transpose()?;
+        if keys.is_some_and(|k| k.len() != nr) {
+            return Err(PyValueError::new_err("keys must have one entry per switch"));
+        }
+        let prefer = prefer.as_ref().map(|p| p.as_slice()).transpose()?;
+        if prefer.is_some_and(|p| p.len() != nr * nr) {
+            return Err(PyValueError::new_err("prefer must be nr x nr"));
+        }
         let adj = crate::graph::neighbours(nr, &edges);
+        let tie = super::TieBreak { seed, keys, prefer };
         Ok(crate::pool::detached(py, || {
-            super::layer_forwarding(&adj, seed, rank_vec.as_deref())
+            super::layer_forwarding(&adj, tie, rank_vec.as_deref())
         }))
     }
 
@@ -555,7 +712,7 @@ pub mod python {
     /// [switch, destination], the way operators and configs read them: the transpose runs
     /// here, blocked and in parallel, instead of as a strided numpy copy.
     #[pyfunction]
-    #[pyo3(signature = (nr, edge_u, edge_v, seed, rank, dist_out, next_out))]
+    #[pyo3(signature = (nr, edge_u, edge_v, seed, rank, dist_out, next_out, keys=None, prefer=None))]
     #[allow(clippy::too_many_arguments)]
     pub fn layer_forwarding_into<'py>(
         py: Python<'py>,
@@ -566,13 +723,15 @@ pub mod python {
         rank: Option<PyReadonlyArray1<'py, i32>>,
         mut dist_out: PyReadwriteArray2<'py, u8>,
         mut next_out: PyReadwriteArray2<'py, i32>,
+        keys: Option<PyReadonlyArray1<'py, u64>>,
+        prefer: Option<PyReadonlyArray2<'py, i32>>,
     ) -> PyResult<()> {
         for shape in [dist_out.shape(), next_out.shape()] {
             if shape != [nr, nr] {
                 return Err(PyValueError::new_err("outputs must be nr x nr"));
             }
         }
-        let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank)?;
+        let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank, keys, prefer)?;
         let dist_target = dist_out.as_slice_mut()?;
         let next_target = next_out.as_slice_mut()?;
         crate::pool::detached(py, || {

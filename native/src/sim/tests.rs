@@ -13,7 +13,7 @@ pub(super) const US: u64 = 1_000_000;
 /// One layer with all links; `hosts[s]` hosts on switch s; every link at `gbps`, 1 us.
 pub(super) fn fabric(nr: usize, edges: &[(u32, u32)], hosts: &[usize], gbps: f64) -> NetworkSpec {
     let adj = neighbours(nr, edges);
-    let (dist_ts, next_ts) = layer_forwarding(&adj, 7, None);
+    let (dist_ts, next_ts) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(7), None);
     // The routing kernel returns [destination][switch]; the simulator reads [switch][destination].
     let mut dist = vec![0u8; nr * nr];
     let mut next_hop = vec![0i32; nr * nr];

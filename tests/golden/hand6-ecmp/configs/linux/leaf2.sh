@@ -10,10 +10,10 @@ ip link set dev Ethernet1 up
 ip addr replace 172.16.0.1/31 dev Ethernet1
 # Ethernet2 -> leaf3 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.2/31 dev Ethernet2
+ip addr replace 172.16.0.18/31 dev Ethernet2
 # Ethernet3 -> leaf5 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.14/31 dev Ethernet3
+ip addr replace 172.16.0.20/31 dev Ethernet3
 # Ethernet5 -> host h2a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1
@@ -35,19 +35,19 @@ ip route replace 10.0.0.139/32 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
 ip route replace 10.0.0.0/29 via 172.16.0.0
-ip route replace 10.0.0.16/29 via 172.16.0.3
-ip route replace 10.0.0.24/29 nexthop via 172.16.0.0 nexthop via 172.16.0.3 nexthop via 172.16.0.15
-ip route replace 10.0.0.32/29 via 172.16.0.15
-ip route replace 10.0.0.40/29 nexthop via 172.16.0.0 nexthop via 172.16.0.3 nexthop via 172.16.0.15
+ip route replace 10.0.0.16/29 via 172.16.0.19
+ip route replace 10.0.0.24/29 nexthop via 172.16.0.0 nexthop via 172.16.0.19 nexthop via 172.16.0.21
+ip route replace 10.0.0.32/29 via 172.16.0.21
+ip route replace 10.0.0.40/29 nexthop via 172.16.0.0 nexthop via 172.16.0.19 nexthop via 172.16.0.21
 # layer 2
-ip route replace 10.0.0.64/29 nexthop via 172.16.0.3 nexthop via 172.16.0.15
-ip route replace 10.0.0.80/29 via 172.16.0.3
-ip route replace 10.0.0.88/29 nexthop via 172.16.0.3 nexthop via 172.16.0.15
-ip route replace 10.0.0.96/29 via 172.16.0.15
-ip route replace 10.0.0.104/29 nexthop via 172.16.0.3 nexthop via 172.16.0.15
+ip route replace 10.0.0.64/29 via 172.16.0.0
+ip route replace 10.0.0.80/29 nexthop via 172.16.0.0 nexthop via 172.16.0.21
+ip route replace 10.0.0.88/29 nexthop via 172.16.0.0 nexthop via 172.16.0.21
+ip route replace 10.0.0.96/29 via 172.16.0.21
+ip route replace 10.0.0.104/29 nexthop via 172.16.0.0 nexthop via 172.16.0.21
 # layer 3
-ip route replace 10.0.0.128/29 nexthop via 172.16.0.3 nexthop via 172.16.0.15
-ip route replace 10.0.0.144/29 via 172.16.0.3
-ip route replace 10.0.0.152/29 via 172.16.0.15
-ip route replace 10.0.0.160/29 via 172.16.0.15
-ip route replace 10.0.0.168/29 via 172.16.0.3
+ip route replace 10.0.0.128/29 nexthop via 172.16.0.19 nexthop via 172.16.0.21
+ip route replace 10.0.0.144/29 via 172.16.0.19
+ip route replace 10.0.0.152/29 via 172.16.0.21
+ip route replace 10.0.0.160/29 via 172.16.0.21
+ip route replace 10.0.0.168/29 nexthop via 172.16.0.19 nexthop via 172.16.0.21

@@ -7,13 +7,13 @@ ip link set dev lo up
 ip addr replace 192.168.0.3/32 dev lo
 # Ethernet1 -> leaf2 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.3/31 dev Ethernet1
+ip addr replace 172.16.0.19/31 dev Ethernet1
 # Ethernet2 -> leaf4 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.4/31 dev Ethernet2
+ip addr replace 172.16.0.34/31 dev Ethernet2
 # Ethernet3 -> leaf6 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.16/31 dev Ethernet3
+ip addr replace 172.16.0.36/31 dev Ethernet3
 # Ethernet5 -> host h3a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1
@@ -34,20 +34,20 @@ ip route replace 10.0.0.83/32 dev Ethernet6
 ip route replace 10.0.0.147/32 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
-ip route replace 10.0.0.0/29 nexthop via 172.16.0.2 nexthop via 172.16.0.5 nexthop via 172.16.0.17
-ip route replace 10.0.0.8/29 via 172.16.0.2
-ip route replace 10.0.0.24/29 via 172.16.0.5
-ip route replace 10.0.0.32/29 nexthop via 172.16.0.2 nexthop via 172.16.0.5 nexthop via 172.16.0.17
-ip route replace 10.0.0.40/29 via 172.16.0.17
+ip route replace 10.0.0.0/29 nexthop via 172.16.0.18 nexthop via 172.16.0.35 nexthop via 172.16.0.37
+ip route replace 10.0.0.8/29 via 172.16.0.18
+ip route replace 10.0.0.24/29 via 172.16.0.35
+ip route replace 10.0.0.32/29 nexthop via 172.16.0.18 nexthop via 172.16.0.35 nexthop via 172.16.0.37
+ip route replace 10.0.0.40/29 via 172.16.0.37
 # layer 2
-ip route replace 10.0.0.64/29 nexthop via 172.16.0.5 nexthop via 172.16.0.17
-ip route replace 10.0.0.72/29 via 172.16.0.2
-ip route replace 10.0.0.88/29 via 172.16.0.5
-ip route replace 10.0.0.96/29 nexthop via 172.16.0.2 nexthop via 172.16.0.5 nexthop via 172.16.0.17
-ip route replace 10.0.0.104/29 via 172.16.0.17
+ip route replace 10.0.0.64/29 nexthop via 172.16.0.35 nexthop via 172.16.0.37
+ip route replace 10.0.0.72/29 nexthop via 172.16.0.35 nexthop via 172.16.0.37
+ip route replace 10.0.0.88/29 via 172.16.0.35
+ip route replace 10.0.0.96/29 nexthop via 172.16.0.35 nexthop via 172.16.0.37
+ip route replace 10.0.0.104/29 via 172.16.0.37
 # layer 3
-ip route replace 10.0.0.128/29 via 172.16.0.17
-ip route replace 10.0.0.136/29 via 172.16.0.2
-ip route replace 10.0.0.152/29 nexthop via 172.16.0.2 nexthop via 172.16.0.17
-ip route replace 10.0.0.160/29 via 172.16.0.2
-ip route replace 10.0.0.168/29 via 172.16.0.17
+ip route replace 10.0.0.128/29 via 172.16.0.37
+ip route replace 10.0.0.136/29 via 172.16.0.18
+ip route replace 10.0.0.152/29 nexthop via 172.16.0.18 nexthop via 172.16.0.37
+ip route replace 10.0.0.160/29 nexthop via 172.16.0.18 nexthop via 172.16.0.37
+ip route replace 10.0.0.168/29 via 172.16.0.37

@@ -7,13 +7,13 @@ ip link set dev lo up
 ip addr replace 192.168.0.4/32 dev lo
 # Ethernet1 -> leaf3 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.5/31 dev Ethernet1
+ip addr replace 172.16.0.35/31 dev Ethernet1
 # Ethernet2 -> leaf5 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.6/31 dev Ethernet2
+ip addr replace 172.16.0.50/31 dev Ethernet2
 # Ethernet3 -> leaf1 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.13/31 dev Ethernet3
+ip addr replace 172.16.0.5/31 dev Ethernet3
 # Ethernet5 -> host h4a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1
@@ -34,20 +34,20 @@ ip route replace 10.0.0.91/32 dev Ethernet6
 ip route replace 10.0.0.155/32 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
-ip route replace 10.0.0.0/29 via 172.16.0.12
-ip route replace 10.0.0.8/29 nexthop via 172.16.0.12 nexthop via 172.16.0.4 nexthop via 172.16.0.7
-ip route replace 10.0.0.16/29 via 172.16.0.4
-ip route replace 10.0.0.32/29 via 172.16.0.7
-ip route replace 10.0.0.40/29 nexthop via 172.16.0.12 nexthop via 172.16.0.4 nexthop via 172.16.0.7
+ip route replace 10.0.0.0/29 via 172.16.0.4
+ip route replace 10.0.0.8/29 nexthop via 172.16.0.4 nexthop via 172.16.0.34 nexthop via 172.16.0.51
+ip route replace 10.0.0.16/29 via 172.16.0.34
+ip route replace 10.0.0.32/29 via 172.16.0.51
+ip route replace 10.0.0.40/29 nexthop via 172.16.0.4 nexthop via 172.16.0.34 nexthop via 172.16.0.51
 # layer 2
-ip route replace 10.0.0.64/29 via 172.16.0.12
-ip route replace 10.0.0.72/29 nexthop via 172.16.0.4 nexthop via 172.16.0.7
-ip route replace 10.0.0.80/29 via 172.16.0.4
-ip route replace 10.0.0.96/29 via 172.16.0.7
-ip route replace 10.0.0.104/29 nexthop via 172.16.0.12 nexthop via 172.16.0.4 nexthop via 172.16.0.7
+ip route replace 10.0.0.64/29 via 172.16.0.4
+ip route replace 10.0.0.72/29 nexthop via 172.16.0.4 nexthop via 172.16.0.51
+ip route replace 10.0.0.80/29 via 172.16.0.34
+ip route replace 10.0.0.96/29 via 172.16.0.51
+ip route replace 10.0.0.104/29 nexthop via 172.16.0.4 nexthop via 172.16.0.34 nexthop via 172.16.0.51
 # layer 3
-ip route replace 10.0.0.128/29 via 172.16.0.12
-ip route replace 10.0.0.136/29 via 172.16.0.7
-ip route replace 10.0.0.144/29 nexthop via 172.16.0.12 nexthop via 172.16.0.7
-ip route replace 10.0.0.160/29 via 172.16.0.7
-ip route replace 10.0.0.168/29 via 172.16.0.12
+ip route replace 10.0.0.128/29 via 172.16.0.4
+ip route replace 10.0.0.136/29 via 172.16.0.51
+ip route replace 10.0.0.144/29 nexthop via 172.16.0.4 nexthop via 172.16.0.51
+ip route replace 10.0.0.160/29 via 172.16.0.51
+ip route replace 10.0.0.168/29 nexthop via 172.16.0.4 nexthop via 172.16.0.51

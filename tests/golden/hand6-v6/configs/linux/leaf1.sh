@@ -11,10 +11,10 @@ ip link set dev Ethernet1 up
 ip -6 addr replace fd00:fa7:1::/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf6 Ethernet2
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::b/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::2/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf4 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::c/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::4/127 dev Ethernet3 nodad
 # Ethernet5 -> host h1a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1
@@ -42,19 +42,19 @@ ip -6 neigh replace proxy fd00:fa7:0:10::2 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
 ip -6 route replace fd00:fa7:0:1::/64 via fd00:fa7:1::1
-ip -6 route replace fd00:fa7:0:2::/64 via fd00:fa7:1::a
-ip -6 route replace fd00:fa7:0:3::/64 via fd00:fa7:1::d
-ip -6 route replace fd00:fa7:0:4::/64 via fd00:fa7:1::1
-ip -6 route replace fd00:fa7:0:5::/64 via fd00:fa7:1::a
+ip -6 route replace fd00:fa7:0:2::/64 via fd00:fa7:1::5
+ip -6 route replace fd00:fa7:0:3::/64 via fd00:fa7:1::5
+ip -6 route replace fd00:fa7:0:4::/64 via fd00:fa7:1::3
+ip -6 route replace fd00:fa7:0:5::/64 via fd00:fa7:1::3
 # layer 2
-ip -6 route replace fd00:fa7:0:9::/64 via fd00:fa7:1::a
-ip -6 route replace fd00:fa7:0:a::/64 via fd00:fa7:1::a
-ip -6 route replace fd00:fa7:0:b::/64 via fd00:fa7:1::d
-ip -6 route replace fd00:fa7:0:c::/64 via fd00:fa7:1::d
-ip -6 route replace fd00:fa7:0:d::/64 via fd00:fa7:1::a
+ip -6 route replace fd00:fa7:0:9::/64 via fd00:fa7:1::1
+ip -6 route replace fd00:fa7:0:a::/64 via fd00:fa7:1::3
+ip -6 route replace fd00:fa7:0:b::/64 via fd00:fa7:1::5
+ip -6 route replace fd00:fa7:0:c::/64 via fd00:fa7:1::1
+ip -6 route replace fd00:fa7:0:d::/64 via fd00:fa7:1::3
 # layer 3
-ip -6 route replace fd00:fa7:0:11::/64 via fd00:fa7:1::a
-ip -6 route replace fd00:fa7:0:12::/64 via fd00:fa7:1::a
-ip -6 route replace fd00:fa7:0:13::/64 via fd00:fa7:1::d
-ip -6 route replace fd00:fa7:0:14::/64 via fd00:fa7:1::d
-ip -6 route replace fd00:fa7:0:15::/64 via fd00:fa7:1::a
+ip -6 route replace fd00:fa7:0:11::/64 via fd00:fa7:1::5
+ip -6 route replace fd00:fa7:0:12::/64 via fd00:fa7:1::3
+ip -6 route replace fd00:fa7:0:13::/64 via fd00:fa7:1::5
+ip -6 route replace fd00:fa7:0:14::/64 via fd00:fa7:1::3
+ip -6 route replace fd00:fa7:0:15::/64 via fd00:fa7:1::3

@@ -8,13 +8,13 @@ ip link set dev lo up
 ip -6 addr replace fd00:fa7:2::4/128 dev lo
 # Ethernet1 -> leaf3 Ethernet2
 ip link set dev Ethernet1 up
-ip -6 addr replace fd00:fa7:1::5/127 dev Ethernet1 nodad
+ip -6 addr replace fd00:fa7:1::23/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf5 Ethernet1
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::6/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::32/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf1 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::d/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::5/127 dev Ethernet3 nodad
 # Ethernet5 -> host h4a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1
@@ -41,20 +41,20 @@ ip -6 neigh replace proxy fd00:fa7:0:b::2 dev Ethernet6
 ip -6 neigh replace proxy fd00:fa7:0:13::2 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
-ip -6 route replace fd00:fa7::/64 via fd00:fa7:1::c
-ip -6 route replace fd00:fa7:0:1::/64 via fd00:fa7:1::4
-ip -6 route replace fd00:fa7:0:2::/64 via fd00:fa7:1::4
-ip -6 route replace fd00:fa7:0:4::/64 via fd00:fa7:1::7
+ip -6 route replace fd00:fa7::/64 via fd00:fa7:1::4
+ip -6 route replace fd00:fa7:0:1::/64 via fd00:fa7:1::22
+ip -6 route replace fd00:fa7:0:2::/64 via fd00:fa7:1::22
+ip -6 route replace fd00:fa7:0:4::/64 via fd00:fa7:1::33
 ip -6 route replace fd00:fa7:0:5::/64 via fd00:fa7:1::4
 # layer 2
-ip -6 route replace fd00:fa7:0:8::/64 via fd00:fa7:1::c
-ip -6 route replace fd00:fa7:0:9::/64 via fd00:fa7:1::7
-ip -6 route replace fd00:fa7:0:a::/64 via fd00:fa7:1::4
-ip -6 route replace fd00:fa7:0:c::/64 via fd00:fa7:1::7
-ip -6 route replace fd00:fa7:0:d::/64 via fd00:fa7:1::c
+ip -6 route replace fd00:fa7:0:8::/64 via fd00:fa7:1::4
+ip -6 route replace fd00:fa7:0:9::/64 via fd00:fa7:1::33
+ip -6 route replace fd00:fa7:0:a::/64 via fd00:fa7:1::22
+ip -6 route replace fd00:fa7:0:c::/64 via fd00:fa7:1::33
+ip -6 route replace fd00:fa7:0:d::/64 via fd00:fa7:1::33
 # layer 3
-ip -6 route replace fd00:fa7:0:10::/64 via fd00:fa7:1::c
-ip -6 route replace fd00:fa7:0:11::/64 via fd00:fa7:1::7
-ip -6 route replace fd00:fa7:0:12::/64 via fd00:fa7:1::7
-ip -6 route replace fd00:fa7:0:14::/64 via fd00:fa7:1::7
-ip -6 route replace fd00:fa7:0:15::/64 via fd00:fa7:1::c
+ip -6 route replace fd00:fa7:0:10::/64 via fd00:fa7:1::4
+ip -6 route replace fd00:fa7:0:11::/64 via fd00:fa7:1::33
+ip -6 route replace fd00:fa7:0:12::/64 via fd00:fa7:1::33
+ip -6 route replace fd00:fa7:0:14::/64 via fd00:fa7:1::33
+ip -6 route replace fd00:fa7:0:15::/64 via fd00:fa7:1::33

@@ -8,13 +8,13 @@ ip link set dev lo up
 ip -6 addr replace fd00:fa7:2::6/128 dev lo
 # Ethernet1 -> leaf5 Ethernet2
 ip link set dev Ethernet1 up
-ip -6 addr replace fd00:fa7:1::9/127 dev Ethernet1 nodad
+ip -6 addr replace fd00:fa7:1::43/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf1 Ethernet2
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::a/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::3/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf3 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::11/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::25/127 dev Ethernet3 nodad
 # Ethernet5 -> host h6a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1
@@ -41,20 +41,20 @@ ip -6 neigh replace proxy fd00:fa7:0:d::2 dev Ethernet6
 ip -6 neigh replace proxy fd00:fa7:0:15::2 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
-ip -6 route replace fd00:fa7::/64 via fd00:fa7:1::b
-ip -6 route replace fd00:fa7:0:1::/64 via fd00:fa7:1::b
-ip -6 route replace fd00:fa7:0:2::/64 via fd00:fa7:1::10
-ip -6 route replace fd00:fa7:0:3::/64 via fd00:fa7:1::8
-ip -6 route replace fd00:fa7:0:4::/64 via fd00:fa7:1::8
+ip -6 route replace fd00:fa7::/64 via fd00:fa7:1::2
+ip -6 route replace fd00:fa7:0:1::/64 via fd00:fa7:1::42
+ip -6 route replace fd00:fa7:0:2::/64 via fd00:fa7:1::24
+ip -6 route replace fd00:fa7:0:3::/64 via fd00:fa7:1::42
+ip -6 route replace fd00:fa7:0:4::/64 via fd00:fa7:1::42
 # layer 2
-ip -6 route replace fd00:fa7:0:8::/64 via fd00:fa7:1::b
-ip -6 route replace fd00:fa7:0:9::/64 via fd00:fa7:1::8
-ip -6 route replace fd00:fa7:0:a::/64 via fd00:fa7:1::10
-ip -6 route replace fd00:fa7:0:b::/64 via fd00:fa7:1::b
-ip -6 route replace fd00:fa7:0:c::/64 via fd00:fa7:1::8
+ip -6 route replace fd00:fa7:0:8::/64 via fd00:fa7:1::2
+ip -6 route replace fd00:fa7:0:9::/64 via fd00:fa7:1::2
+ip -6 route replace fd00:fa7:0:a::/64 via fd00:fa7:1::24
+ip -6 route replace fd00:fa7:0:b::/64 via fd00:fa7:1::24
+ip -6 route replace fd00:fa7:0:c::/64 via fd00:fa7:1::42
 # layer 3
-ip -6 route replace fd00:fa7:0:10::/64 via fd00:fa7:1::b
-ip -6 route replace fd00:fa7:0:11::/64 via fd00:fa7:1::10
-ip -6 route replace fd00:fa7:0:12::/64 via fd00:fa7:1::10
-ip -6 route replace fd00:fa7:0:13::/64 via fd00:fa7:1::b
-ip -6 route replace fd00:fa7:0:14::/64 via fd00:fa7:1::10
+ip -6 route replace fd00:fa7:0:10::/64 via fd00:fa7:1::2
+ip -6 route replace fd00:fa7:0:11::/64 via fd00:fa7:1::42
+ip -6 route replace fd00:fa7:0:12::/64 via fd00:fa7:1::24
+ip -6 route replace fd00:fa7:0:13::/64 via fd00:fa7:1::42
+ip -6 route replace fd00:fa7:0:14::/64 via fd00:fa7:1::42

@@ -7,13 +7,13 @@ ip link set dev lo up
 ip addr replace 192.168.0.6/32 dev lo
 # Ethernet1 -> leaf5 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.9/31 dev Ethernet1
+ip addr replace 172.16.0.67/31 dev Ethernet1
 # Ethernet2 -> leaf1 Ethernet2
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.10/31 dev Ethernet2
+ip addr replace 172.16.0.3/31 dev Ethernet2
 # Ethernet3 -> leaf3 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.17/31 dev Ethernet3
+ip addr replace 172.16.0.37/31 dev Ethernet3
 # Ethernet5 -> host h6a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1
@@ -34,20 +34,20 @@ ip route replace 10.0.0.107/32 dev Ethernet6
 ip route replace 10.0.0.171/32 dev Ethernet6
 # Layer routes: per layer, the host subnet of every other switch via the layer's next hop.
 # layer 1
-ip route replace 10.0.0.0/29 via 172.16.0.11
-ip route replace 10.0.0.8/29 via 172.16.0.11
-ip route replace 10.0.0.16/29 via 172.16.0.16
-ip route replace 10.0.0.24/29 via 172.16.0.8
-ip route replace 10.0.0.32/29 via 172.16.0.8
+ip route replace 10.0.0.0/29 via 172.16.0.2
+ip route replace 10.0.0.8/29 via 172.16.0.66
+ip route replace 10.0.0.16/29 via 172.16.0.36
+ip route replace 10.0.0.24/29 via 172.16.0.66
+ip route replace 10.0.0.32/29 via 172.16.0.66
 # layer 2
-ip route replace 10.0.0.64/29 via 172.16.0.11
-ip route replace 10.0.0.72/29 via 172.16.0.8
-ip route replace 10.0.0.80/29 via 172.16.0.16
-ip route replace 10.0.0.88/29 via 172.16.0.11
-ip route replace 10.0.0.96/29 via 172.16.0.8
+ip route replace 10.0.0.64/29 via 172.16.0.2
+ip route replace 10.0.0.72/29 via 172.16.0.2
+ip route replace 10.0.0.80/29 via 172.16.0.36
+ip route replace 10.0.0.88/29 via 172.16.0.36
+ip route replace 10.0.0.96/29 via 172.16.0.66
 # layer 3
-ip route replace 10.0.0.128/29 via 172.16.0.11
-ip route replace 10.0.0.136/29 via 172.16.0.16
-ip route replace 10.0.0.144/29 via 172.16.0.16
-ip route replace 10.0.0.152/29 via 172.16.0.11
-ip route replace 10.0.0.160/29 via 172.16.0.16
+ip route replace 10.0.0.128/29 via 172.16.0.2
+ip route replace 10.0.0.136/29 via 172.16.0.66
+ip route replace 10.0.0.144/29 via 172.16.0.36
+ip route replace 10.0.0.152/29 via 172.16.0.66
+ip route replace 10.0.0.160/29 via 172.16.0.66

@@ -13,12 +13,12 @@ ip addr replace 172.16.0.0/31 dev Ethernet1
 ip -6 addr replace fd00:fa7:1::/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf6 Ethernet2
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.11/31 dev Ethernet2
-ip -6 addr replace fd00:fa7:1::b/127 dev Ethernet2 nodad
+ip addr replace 172.16.0.2/31 dev Ethernet2
+ip -6 addr replace fd00:fa7:1::2/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf4 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.12/31 dev Ethernet3
-ip -6 addr replace fd00:fa7:1::c/127 dev Ethernet3 nodad
+ip addr replace 172.16.0.4/31 dev Ethernet3
+ip -6 addr replace fd00:fa7:1::4/127 dev Ethernet3 nodad
 # Ethernet5 -> host h1a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

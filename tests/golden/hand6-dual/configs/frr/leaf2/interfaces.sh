@@ -13,12 +13,12 @@ ip addr replace 172.16.0.1/31 dev Ethernet1
 ip -6 addr replace fd00:fa7:1::1/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf3 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.2/31 dev Ethernet2
-ip -6 addr replace fd00:fa7:1::2/127 dev Ethernet2 nodad
+ip addr replace 172.16.0.18/31 dev Ethernet2
+ip -6 addr replace fd00:fa7:1::12/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf5 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.14/31 dev Ethernet3
-ip -6 addr replace fd00:fa7:1::e/127 dev Ethernet3 nodad
+ip addr replace 172.16.0.20/31 dev Ethernet3
+ip -6 addr replace fd00:fa7:1::14/127 dev Ethernet3 nodad
 # Ethernet5 -> host h2a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

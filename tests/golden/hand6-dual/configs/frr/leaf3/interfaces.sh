@@ -9,16 +9,16 @@ ip addr replace 192.168.0.3/32 dev lo
 ip -6 addr replace fd00:fa7:2::3/128 dev lo
 # Ethernet1 -> leaf2 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.3/31 dev Ethernet1
-ip -6 addr replace fd00:fa7:1::3/127 dev Ethernet1 nodad
+ip addr replace 172.16.0.19/31 dev Ethernet1
+ip -6 addr replace fd00:fa7:1::13/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf4 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.4/31 dev Ethernet2
-ip -6 addr replace fd00:fa7:1::4/127 dev Ethernet2 nodad
+ip addr replace 172.16.0.34/31 dev Ethernet2
+ip -6 addr replace fd00:fa7:1::22/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf6 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.16/31 dev Ethernet3
-ip -6 addr replace fd00:fa7:1::10/127 dev Ethernet3 nodad
+ip addr replace 172.16.0.36/31 dev Ethernet3
+ip -6 addr replace fd00:fa7:1::24/127 dev Ethernet3 nodad
 # Ethernet5 -> host h3a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

@@ -9,16 +9,16 @@ ip addr replace 192.168.0.4/32 dev lo
 ip -6 addr replace fd00:fa7:2::4/128 dev lo
 # Ethernet1 -> leaf3 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.5/31 dev Ethernet1
-ip -6 addr replace fd00:fa7:1::5/127 dev Ethernet1 nodad
+ip addr replace 172.16.0.35/31 dev Ethernet1
+ip -6 addr replace fd00:fa7:1::23/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf5 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.6/31 dev Ethernet2
-ip -6 addr replace fd00:fa7:1::6/127 dev Ethernet2 nodad
+ip addr replace 172.16.0.50/31 dev Ethernet2
+ip -6 addr replace fd00:fa7:1::32/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf1 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.13/31 dev Ethernet3
-ip -6 addr replace fd00:fa7:1::d/127 dev Ethernet3 nodad
+ip addr replace 172.16.0.5/31 dev Ethernet3
+ip -6 addr replace fd00:fa7:1::5/127 dev Ethernet3 nodad
 # Ethernet5 -> host h4a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

@@ -9,16 +9,16 @@ ip addr replace 192.168.0.5/32 dev lo
 ip -6 addr replace fd00:fa7:2::5/128 dev lo
 # Ethernet1 -> leaf4 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.7/31 dev Ethernet1
-ip -6 addr replace fd00:fa7:1::7/127 dev Ethernet1 nodad
+ip addr replace 172.16.0.51/31 dev Ethernet1
+ip -6 addr replace fd00:fa7:1::33/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf6 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.8/31 dev Ethernet2
-ip -6 addr replace fd00:fa7:1::8/127 dev Ethernet2 nodad
+ip addr replace 172.16.0.66/31 dev Ethernet2
+ip -6 addr replace fd00:fa7:1::42/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf2 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.15/31 dev Ethernet3
-ip -6 addr replace fd00:fa7:1::f/127 dev Ethernet3 nodad
+ip addr replace 172.16.0.21/31 dev Ethernet3
+ip -6 addr replace fd00:fa7:1::15/127 dev Ethernet3 nodad
 # Ethernet5 -> host h5a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

@@ -9,16 +9,16 @@ ip addr replace 192.168.0.6/32 dev lo
 ip -6 addr replace fd00:fa7:2::6/128 dev lo
 # Ethernet1 -> leaf5 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.9/31 dev Ethernet1
-ip -6 addr replace fd00:fa7:1::9/127 dev Ethernet1 nodad
+ip addr replace 172.16.0.67/31 dev Ethernet1
+ip -6 addr replace fd00:fa7:1::43/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf1 Ethernet2
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.10/31 dev Ethernet2
-ip -6 addr replace fd00:fa7:1::a/127 dev Ethernet2 nodad
+ip addr replace 172.16.0.3/31 dev Ethernet2
+ip -6 addr replace fd00:fa7:1::3/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf3 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.17/31 dev Ethernet3
-ip -6 addr replace fd00:fa7:1::11/127 dev Ethernet3 nodad
+ip addr replace 172.16.0.37/31 dev Ethernet3
+ip -6 addr replace fd00:fa7:1::25/127 dev Ethernet3 nodad
 # Ethernet5 -> host h6a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

@@ -10,10 +10,10 @@ ip link set dev Ethernet1 up
 ip addr replace 172.16.0.1/31 dev Ethernet1
 # Ethernet2 -> leaf3 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.2/31 dev Ethernet2
+ip addr replace 172.16.0.18/31 dev Ethernet2
 # Ethernet3 -> leaf5 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.14/31 dev Ethernet3
+ip addr replace 172.16.0.20/31 dev Ethernet3
 # Ethernet5 -> host h2a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

@@ -7,13 +7,13 @@ ip link set dev lo up
 ip addr replace 192.168.0.3/32 dev lo
 # Ethernet1 -> leaf2 Ethernet2
 ip link set dev Ethernet1 up
-ip addr replace 172.16.0.3/31 dev Ethernet1
+ip addr replace 172.16.0.19/31 dev Ethernet1
 # Ethernet2 -> leaf4 Ethernet1
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.4/31 dev Ethernet2
+ip addr replace 172.16.0.34/31 dev Ethernet2
 # Ethernet3 -> leaf6 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.16/31 dev Ethernet3
+ip addr replace 172.16.0.36/31 dev Ethernet3
 # Ethernet5 -> host h3a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

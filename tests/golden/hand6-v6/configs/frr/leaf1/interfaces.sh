@@ -11,10 +11,10 @@ ip link set dev Ethernet1 up
 ip -6 addr replace fd00:fa7:1::/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf6 Ethernet2
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::b/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::2/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf4 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::c/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::4/127 dev Ethernet3 nodad
 # Ethernet5 -> host h1a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1

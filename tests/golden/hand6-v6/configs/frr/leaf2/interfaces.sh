@@ -11,10 +11,10 @@ ip link set dev Ethernet1 up
 ip -6 addr replace fd00:fa7:1::1/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf3 Ethernet1
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::2/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::12/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf5 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::e/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::14/127 dev Ethernet3 nodad
 # Ethernet5 -> host h2a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1

@@ -8,13 +8,13 @@ ip link set dev lo up
 ip -6 addr replace fd00:fa7:2::4/128 dev lo
 # Ethernet1 -> leaf3 Ethernet2
 ip link set dev Ethernet1 up
-ip -6 addr replace fd00:fa7:1::5/127 dev Ethernet1 nodad
+ip -6 addr replace fd00:fa7:1::23/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf5 Ethernet1
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::6/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::32/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf1 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::d/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::5/127 dev Ethernet3 nodad
 # Ethernet5 -> host h4a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1

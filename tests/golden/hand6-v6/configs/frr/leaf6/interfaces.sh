@@ -8,13 +8,13 @@ ip link set dev lo up
 ip -6 addr replace fd00:fa7:2::6/128 dev lo
 # Ethernet1 -> leaf5 Ethernet2
 ip link set dev Ethernet1 up
-ip -6 addr replace fd00:fa7:1::9/127 dev Ethernet1 nodad
+ip -6 addr replace fd00:fa7:1::43/127 dev Ethernet1 nodad
 # Ethernet2 -> leaf1 Ethernet2
 ip link set dev Ethernet2 up
-ip -6 addr replace fd00:fa7:1::a/127 dev Ethernet2 nodad
+ip -6 addr replace fd00:fa7:1::3/127 dev Ethernet2 nodad
 # Ethernet3 -> leaf3 Ethernet3
 ip link set dev Ethernet3 up
-ip -6 addr replace fd00:fa7:1::11/127 dev Ethernet3 nodad
+ip -6 addr replace fd00:fa7:1::25/127 dev Ethernet3 nodad
 # Ethernet5 -> host h6a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv6/conf/Ethernet5/proxy_ndp=1

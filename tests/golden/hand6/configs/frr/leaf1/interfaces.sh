@@ -10,10 +10,10 @@ ip link set dev Ethernet1 up
 ip addr replace 172.16.0.0/31 dev Ethernet1
 # Ethernet2 -> leaf6 Ethernet2
 ip link set dev Ethernet2 up
-ip addr replace 172.16.0.11/31 dev Ethernet2
+ip addr replace 172.16.0.2/31 dev Ethernet2
 # Ethernet3 -> leaf4 Ethernet3
 ip link set dev Ethernet3 up
-ip addr replace 172.16.0.12/31 dev Ethernet3
+ip addr replace 172.16.0.4/31 dev Ethernet3
 # Ethernet5 -> host h1a
 ip link set dev Ethernet5 up
 sysctl -qw net/ipv4/conf/Ethernet5/proxy_arp=1

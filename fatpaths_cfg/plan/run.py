@@ -1,0 +1,147 @@
+"""`fatpaths plan OLD NEW`: read both sides, compare them, and check NEW's forwarding."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.plan.change import Change, compare
+from fatpaths_cfg.plan.view import RouteView, view_from_data
+
+# fabric.json versions a plan reads; an output of the previous version can be OLD, so an
+# operator can review the one-time re-roll of an upgrade before pushing it.
+READABLE = ("fatpaths.fabric/1", "fatpaths.fabric/2")
+MAX_FINDINGS = 20
+
+
+@dataclass
+class Verdict:
+    """The forwarding checker's verdict on NEW (`fatpaths verify`'s checks, Batfish aside)."""
+
+    checked: bool
+    ok: bool = True
+    findings: list[str] = field(default_factory=list)  # the first MAX_FINDINGS
+    finding_count: int = 0
+    platforms: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    old: str  # as given on the command line
+    new: str
+    new_is_inventory: bool
+    change: Change
+    verdict: Verdict
+
+
+def read_view(directory: Path, role: str) -> RouteView:
+    """A compiled output as a RouteView; a located UserError when it is not one."""
+    fabric_file = directory / "fabric.json"
+    if not fabric_file.is_file():
+        raise UserErrors.single(
+            str(directory),
+            role,
+            "not a compiled fabric directory (no fabric.json)",
+            "give the output directory of `fatpaths compile`"
+            + (" or, as NEW, an inventory" if role == "NEW" else ""),
+        )
+    try:
+        data = json.loads(fabric_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UserErrors.single(
+            str(fabric_file), "", f"not a readable fabric.json: {exc}"
+        ) from None
+    if not isinstance(data, dict) or data.get("schema") not in READABLE:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise UserErrors.single(
+            str(fabric_file),
+            "schema",
+            f"unsupported schema {found!r}",
+            f"plan reads {', '.join(READABLE)}; recompile",
+        )
+    npz = directory / "routing.npz"
+    try:
+        with np.load(npz, allow_pickle=False) as arrays:
+            dist, next_hop = np.asarray(arrays["dist"]), np.asarray(arrays["next_hop"])
+    except (OSError, KeyError, ValueError, EOFError) as exc:
+        raise UserErrors.single(str(npz), "", f"not a readable routing table: {exc}") from None
+    if dist.dtype != np.uint8 or not np.issubdtype(next_hop.dtype, np.integer):
+        raise UserErrors.single(
+            str(npz), "", f"tables of dtype {dist.dtype}/{next_hop.dtype}, not uint8/int32"
+        )
+    try:
+        view = view_from_data(data, dist, next_hop.astype(np.int32, copy=False))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise UserErrors.single(str(fabric_file), "", f"damaged compiled output ({exc})") from None
+    if (next_hop >= view.nr).any() or (next_hop < -1).any():
+        raise UserErrors.single(str(npz), "next_hop", "next hops outside the fabric's switches")
+    return view
+
+
+def _verdict(directory: Path) -> Verdict:
+    from fatpaths_cfg.verify.run import verify_output
+
+    report = verify_output(directory)
+    findings = [
+        f"{check.platform}: {finding}" for check in report.checks for finding in check.findings
+    ]
+    return Verdict(
+        True,
+        report.ok,
+        findings[:MAX_FINDINGS],
+        len(findings),
+        [check.platform for check in report.checks],
+    )
+
+
+def make_plan(
+    old: Path,
+    new: Path,
+    keep_layers: bool = False,
+    check: bool = True,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Plan:
+    """What going from OLD (a compiled output) to NEW (an output, or an inventory compiled now)
+    changes, with the forwarding checker's verdict on NEW."""
+    progress("reading OLD")
+    old_view = read_view(old, "OLD")
+    if new.is_dir():
+        progress("reading NEW")
+        new_view = read_view(new, "NEW")
+        change = _checked_compare(old, new, old_view, new_view)
+        progress("checking NEW's forwarding")
+        verdict = _verdict(new) if check else Verdict(False)
+        return Plan(str(old), str(new), False, change, verdict)
+    from fatpaths_cfg import api
+    from fatpaths_cfg.layers.keep import read_earlier
+
+    progress("compiling NEW")
+    earlier = read_earlier(old) if keep_layers else None
+    compiled = api.compile_fabric(new, keep_layers=earlier)
+    new_view = view_from_data(compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop)
+    change = _checked_compare(old, new, old_view, new_view)
+    verdict = Verdict(False)
+    if check:
+        progress("rendering and checking NEW")
+        with tempfile.TemporaryDirectory(prefix="fatpaths-plan-") as scratch:
+            target = Path(scratch) / "new"
+            api.write_output(compiled, new, target)
+            verdict = _verdict(target)
+    return Plan(str(old), str(new), True, change, verdict)
+
+
+def _checked_compare(old: Path, new: Path, old_view: RouteView, new_view: RouteView) -> Change:
+    if old_view.name != new_view.name:
+        raise UserErrors.single(
+            str(new),
+            "name",
+            f"is fabric {new_view.name!r}, OLD ({old}) is {old_view.name!r}",
+            "plan compares two compiles of the same fabric",
+        )
+    return compare(old_view, new_view)

@@ -1,0 +1,53 @@
+"""Hashes of names, for choices that must not depend on where a thing sits in a list.
+
+A compile stays stable under change when every random choice about a named thing (a cable, a
+switch) is a function of its name: removing one cable then changes nothing about any other, and
+reordering the inventory changes nothing at all (OPERATIONS.md, "Churn").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+_MASK = (1 << 64) - 1
+_DIGITS = re.compile(r"(\d+)")
+
+
+def name_key(text: str) -> int:
+    """A 64-bit key of a name: the same on every machine and in every Python process (the
+    built-in `hash` of a str is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def name_keys(names: Iterable[str]) -> np.ndarray:
+    return np.fromiter((name_key(n) for n in names), dtype=np.uint64)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser over a uint64 array (wrapping arithmetic), as the crate's `mix64`."""
+    x = x + np.uint64(0x9E37_79B9_7F4A_7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58_476D_1CE4_E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D0_49BB_1331_11EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def salt(*parts: int | str) -> int:
+    """One 64-bit salt for a named stream, e.g. salt("layer", seed, 3)."""
+    return name_key("\x1f".join(str(p) for p in parts))
+
+
+def unit_draws(keys: np.ndarray, stream: int) -> np.ndarray:
+    """A uniform draw in [0, 1) per key, independent between streams and between keys."""
+    mixed = mix64(keys ^ np.uint64(stream & _MASK))
+    return (mixed >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def natural_key(name: str) -> tuple[str | int, ...]:
+    """Sort key that orders `sf-2` before `sf-10`, as operators number their switches; the
+    text between numbers is compared as text, so any two names compare."""
+    parts = _DIGITS.split(name)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
