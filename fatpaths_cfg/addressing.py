@@ -39,6 +39,63 @@ POOL_FIELDS = {
 }
 
 
+@dataclass(frozen=True)
+class SwitchNumbers:
+    """Where each switch sits in the address plan: `number` places its loopback and the link
+    slots of its ports, `local` (its number within its plane) its host subnets.
+
+    A fresh compile numbers switches densely in name order; `compile --keep-layers OLD` keeps
+    every switch's numbers of OLD and gives a new switch the lowest free ones, so that adding or
+    removing a switch moves no other switch's addresses.
+    """
+
+    number: list[int]
+    local: list[int]
+
+    @property
+    def span(self) -> int:
+        """Numbers in use, gaps included."""
+        return max(self.number, default=-1) + 1
+
+    @property
+    def local_span(self) -> int:
+        return max(self.local, default=-1) + 1
+
+
+def dense_numbers(fabric: Fabric) -> SwitchNumbers:
+    local = [0] * fabric.nr
+    for plane in range(fabric.planes):
+        for number, switch in enumerate(fabric.switches_of_plane(plane)):
+            local[switch] = number
+    return SwitchNumbers(list(range(fabric.nr)), local)
+
+
+def kept_numbers(fabric: Fabric, earlier: dict[str, tuple[int, int]]) -> SwitchNumbers:
+    """Numbers of the switches an earlier plan numbered (name -> (number, local)) kept; the
+    others, in name order, take the lowest numbers free (globally, and in their plane)."""
+    number = [-1] * fabric.nr
+    local = [-1] * fabric.nr
+    for switch in fabric.switches:
+        if switch.name in earlier:
+            number[switch.index], local[switch.index] = earlier[switch.name]
+    used = set(number)
+    used_local = {(fabric.switches[s].plane, n) for s, n in enumerate(local) if n >= 0}
+    free, free_local = 0, dict.fromkeys(range(fabric.planes), 0)
+    for switch in fabric.switches:
+        if number[switch.index] >= 0:
+            continue
+        while free in used:
+            free += 1
+        number[switch.index] = free
+        used.add(free)
+        plane = switch.plane
+        while (plane, free_local[plane]) in used_local:
+            free_local[plane] += 1
+        local[switch.index] = free_local[plane]
+        used_local.add((plane, free_local[plane]))
+    return SwitchNumbers(number, local)
+
+
 def _no_line(_: tuple[str | int, ...]) -> int:
     return 0
 
@@ -121,6 +178,7 @@ class AddressPlan:
     vlans: list[int]  # VLAN id per layer (VLAN encoding), else []
     host_macs: list[str]  # per host (VLAN encoding), else []
     layout: dict[str, Any]
+    numbers: SwitchNumbers | None = None  # None: dense (read back from an older output)
 
     @property
     def families(self) -> list[FamilyTables]:
@@ -143,8 +201,12 @@ class AddressPlan:
     def _switch_json(self, index: int, name: str) -> dict[str, Any]:
         v4, v6 = self.v4, self.v6
         gateways = self.encoding == "prefix"
+        numbers = self.numbers
         return {
             "name": name,
+            # Kept by `compile --keep-layers`, so that a change moves no other switch.
+            "number": numbers.number[index] if numbers else index,
+            "local": numbers.local[index] if numbers else None,
             "loopback_v4": f"{v4.loopbacks[index]}/32" if v4 else None,
             "loopback_v6": f"{v6.loopbacks[index]}/128" if v6 else None,
             "subnets": [
@@ -301,6 +363,7 @@ def _family_tables(
     layer_count: int,
     widths: FieldWidths,
     vlan: bool,
+    numbers: SwitchNumbers,
 ) -> FamilyTables:
     """Subnets, gateways and addresses of one family: pool | plane | layer | switch | host."""
     network = ipaddress.ip_network(host_pool)
@@ -310,7 +373,7 @@ def _family_tables(
     layer_shift = host_bits + widths.switch_bits
     plane_shift = layer_shift + widths.layer_bits
     subnet_len = bits - host_bits
-    plane_of, local = _plane_numbering(fabric)
+    plane_of, local = [s.plane for s in fabric.switches], numbers.local
     bases = [
         [
             pool | (plane_of[s] << plane_shift) | (layer << layer_shift) | (local[s] << host_bits)
@@ -327,9 +390,9 @@ def _family_tables(
         hosts=plane_hosts[0],
         host_prefix_len=layer_block_len if vlan else subnet_len,
         subnet_prefix_len=subnet_len,
-        links=_link_addresses(link_pool, fabric, text),
+        links=_link_addresses(link_pool, fabric, numbers, text),
         link_prefix_len=bits - 1,
-        loopbacks=_loopbacks(loopback_pool, fabric.nr, text),
+        loopbacks=_loopbacks(loopback_pool, numbers, text),
         loopback_prefix_len=bits,
         pools=[host_pool],
         plane_hosts=plane_hosts,
@@ -339,17 +402,13 @@ def _family_tables(
     )
 
 
-def _plane_numbering(fabric: Fabric) -> tuple[list[int], list[int]]:
-    """Each switch's plane and its number within the plane (its index with one plane)."""
-    local = [0] * fabric.nr
-    for plane in range(fabric.planes):
-        for number, switch in enumerate(fabric.switches_of_plane(plane)):
-            local[switch] = number
-    return [s.plane for s in fabric.switches], local
-
-
 def _v4_tables(
-    spec: AddressingSpec, fabric: Fabric, layer_count: int, widths: FieldWidths, vlan: bool
+    spec: AddressingSpec,
+    fabric: Fabric,
+    layer_count: int,
+    widths: FieldWidths,
+    vlan: bool,
+    numbers: SwitchNumbers,
 ) -> FamilyTables:
     return _family_tables(
         spec.host_pool_v4,
@@ -360,11 +419,17 @@ def _v4_tables(
         layer_count,
         widths,
         vlan,
+        numbers,
     )
 
 
 def _v6_tables(
-    spec: AddressingSpec, fabric: Fabric, layer_count: int, widths: FieldWidths, vlan: bool
+    spec: AddressingSpec,
+    fabric: Fabric,
+    layer_count: int,
+    widths: FieldWidths,
+    vlan: bool,
+    numbers: SwitchNumbers,
 ) -> FamilyTables:
     # IPv6 subnets are always /64 (SLAAC, ND), whatever the host count needs.
     return _family_tables(
@@ -376,6 +441,7 @@ def _v6_tables(
         layer_count,
         widths,
         vlan,
+        numbers,
     )
 
 
@@ -392,37 +458,47 @@ def _host_addresses(
     return [[text(row[s] + o) for s, o in zip(switch_of, offsets, strict=True)] for row in bases]
 
 
-def link_slot_bits(fabric: Fabric) -> int:
+def link_slot_bits(fabric: Fabric, numbers: SwitchNumbers) -> int:
     """Bits of a link's slot: its `a` switch's number, then the `a` port's place on it."""
     ports = max((len(s.ports) for s in fabric.switches), default=1)
-    return bits_for(fabric.nr) + bits_for(ports)
+    return bits_for(numbers.span) + bits_for(ports)
 
 
-def link_slots(fabric: Fabric) -> list[int]:
+def link_slots(fabric: Fabric, numbers: SwitchNumbers) -> list[int]:
     """Each link's /31 (/127) in the link pool, from its `a` end (switch, port) alone, never
     from its place among the links: adding or removing a cable moves no other link's
     addresses, so no route's next hop changes but those the cable itself touches."""
     port_bits = bits_for(max((len(s.ports) for s in fabric.switches), default=1))
     place = [{port: i for i, port in enumerate(s.ports)} for s in fabric.switches]
-    return [(link.a << port_bits) | place[link.a][link.a_port] for link in fabric.links]
+    return [
+        (numbers.number[link.a] << port_bits) | place[link.a][link.a_port] for link in fabric.links
+    ]
 
 
-def _link_addresses(pool: str, fabric: Fabric, text: Callable[[int], str]) -> list[tuple[str, str]]:
+def _link_addresses(
+    pool: str, fabric: Fabric, numbers: SwitchNumbers, text: Callable[[int], str]
+) -> list[tuple[str, str]]:
     base = int(ipaddress.ip_network(pool).network_address)
-    return [(text(base + 2 * i), text(base + 2 * i + 1)) for i in link_slots(fabric)]
+    slots = link_slots(fabric, numbers)
+    return [(text(base + 2 * i), text(base + 2 * i + 1)) for i in slots]
 
 
-def _loopbacks(pool: str, count: int, text: Callable[[int], str]) -> list[str]:
+def _loopbacks(pool: str, numbers: SwitchNumbers, text: Callable[[int], str]) -> list[str]:
     base = int(ipaddress.ip_network(pool).network_address)
-    return [text(base + 1 + i) for i in range(count)]
+    return [text(base + 1 + i) for i in numbers.number]
 
 
 def _check_fit(
-    checker: _PlanChecker, fabric: Fabric, widths: FieldWidths, families: list[str]
+    checker: _PlanChecker,
+    fabric: Fabric,
+    widths: FieldWidths,
+    families: list[str],
+    numbers: SwitchNumbers,
 ) -> None:
     spec = checker.spec
     links = len(fabric.links)
-    slot_bits = link_slot_bits(fabric)
+    slot_bits = link_slot_bits(fabric, numbers)
+    loopbacks = numbers.span
     if "ipv4" in families:
         checker.fits(
             "host_pool_v4",
@@ -446,9 +522,9 @@ def _check_fit(
         checker.fits(
             "loopback_pool_v4",
             spec.loopback_pool_v4,
-            bits_for(fabric.nr + 1),
+            bits_for(loopbacks + 1),
             f"{fabric.nr} switch loopbacks",
-            f"use a pool of at most /{32 - bits_for(fabric.nr + 1)}",
+            f"use a pool of at most /{32 - bits_for(loopbacks + 1)}",
         )
     if "ipv6" in families:
         needed = widths.plane_bits + widths.layer_bits + widths.switch_bits
@@ -470,7 +546,7 @@ def _check_fit(
         checker.fits(
             "loopback_pool_v6",
             spec.loopback_pool_v6,
-            bits_for(fabric.nr + 1),
+            bits_for(loopbacks + 1),
             f"{fabric.nr} switch loopbacks",
             "",
         )
@@ -487,6 +563,7 @@ def allocate_addresses(
     vlan_limits: dict[str, int] | None = None,
     file: str = "",
     locate: Locate = _no_line,
+    numbers: SwitchNumbers | None = None,
 ) -> AddressPlan:
     """The address plan, or UserErrors naming every field that does not fit.
 
@@ -494,8 +571,10 @@ def allocate_addresses(
     """
     families = {"ipv4": ["ipv4"], "ipv6": ["ipv6"], "dual": ["ipv4", "ipv6"]}[spec.family]
     max_hosts = max((len(m) for m in fabric.hosts_of_switch), default=0)
-    plane_size = max(len(fabric.switches_of_plane(p)) for p in range(fabric.planes))
-    widths = field_widths(layer_count, fabric.nr, max_hosts, fabric.planes, plane_size)
+    numbers = numbers or dense_numbers(fabric)
+    widths = field_widths(
+        layer_count, fabric.nr, max_hosts, fabric.planes, max(numbers.local_span, 1)
+    )
     checker = _PlanChecker(spec, file, locate)
     if spec.encoding == "vlan" and fabric.planes > 1:
         checker.errors.add(
@@ -505,14 +584,18 @@ def allocate_addresses(
             f"VLAN encoding bridges one fabric but this one has {fabric.planes} planes",
             "use encoding: prefix with parallel planes",
         )
-    _check_fit(checker, fabric, widths, families)
+    _check_fit(checker, fabric, widths, families, numbers)
     for family in families:
         checker.disjoint(POOL_FIELDS[family])
     vlan = spec.encoding == "vlan"
     vlans = checker.vlans(layer_count, vlan_limits or {}) if vlan else []
     checker.errors.raise_if_any()
-    v4 = _v4_tables(spec, fabric, layer_count, widths, vlan) if "ipv4" in families else None
-    v6 = _v6_tables(spec, fabric, layer_count, widths, vlan) if "ipv6" in families else None
+    v4 = (
+        _v4_tables(spec, fabric, layer_count, widths, vlan, numbers) if "ipv4" in families else None
+    )
+    v6 = (
+        _v6_tables(spec, fabric, layer_count, widths, vlan, numbers) if "ipv6" in families else None
+    )
     layout: dict[str, Any] = {
         "host_pool_v4": spec.host_pool_v4 if v4 else None,
         "host_pool_v6": spec.host_pool_v6 if v6 else None,
@@ -530,4 +613,6 @@ def allocate_addresses(
         "loopback_pool_v6": spec.loopback_pool_v6 if v6 else None,
     }
     macs = [host_mac(h.index) for h in fabric.hosts] if vlan else []
-    return AddressPlan(spec.encoding, spec.family, layer_count, widths, v4, v6, vlans, macs, layout)
+    return AddressPlan(
+        spec.encoding, spec.family, layer_count, widths, v4, v6, vlans, macs, layout, numbers
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from fatpaths_cfg import _native
-from fatpaths_cfg.addressing import allocate_addresses
+from fatpaths_cfg.addressing import allocate_addresses, kept_numbers
 from fatpaths_cfg.analysis.convergence import clos_advice
 from fatpaths_cfg.beside import available_cpus, share_out
 from fatpaths_cfg.compiled import CompiledFabric
@@ -22,7 +22,7 @@ from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
-from fatpaths_cfg.layers.keep import EarlierCompile, kept_routing
+from fatpaths_cfg.layers.keep import EarlierCompile, earlier_numbers, kept_routing
 from fatpaths_cfg.layers.planes import fabric_layers
 from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.output import (
@@ -100,9 +100,10 @@ def _compile_loaded(
     spec = loaded.spec
     routing_spec = routing_spec or spec.routing
     effective_seed = routing_spec.seed
-    keep, prefer = None, None
+    keep, prefer, numbers = None, None, None
     if keep_layers is not None:
         keep, prefer = kept_routing(keep_layers, fabric, routing_spec, effective_seed)
+        numbers = kept_numbers(fabric, earlier_numbers(keep_layers))
     progress("building layers")
     layers = fabric_layers(
         fabric.nr,
@@ -134,6 +135,7 @@ def _compile_loaded(
         vlan_limits({s.platform for s in fabric.switches}),
         loaded.source.file,
         loaded.source.line_of,
+        numbers,
     )
     progress("checking deadlock freedom")
     return CompiledFabric(

@@ -821,46 +821,59 @@ def _checked_fabric(spec: InventorySpec, source: SourceMap) -> Fabric:
     return canonical_order(clean if clean is not None else _WiringChecker(spec, source).build())
 
 
+# Port names repeat on every switch (Ethernet1..Ethernet64): their keys are computed once.
+_port_key = cache(natural_key)
+
+
 def canonical_order(fabric: Fabric) -> Fabric:
     """The fabric with switches, hosts and ports in natural name order and links in the order
     of their ends, each link's `a` end the one first in that order.
 
     Everything downstream numbers things by these indices (addresses, tables, files), so the
     output depends on the wiring as a set of named switches, cables and hosts, never on the
-    order the inventory lists them in: reordering any list gives the same bytes.
+    order the inventory lists them in: reordering any list gives the same bytes. What is in
+    order already (a generated fabric, mostly) is kept as it is, without copies.
     """
-    order = sorted(range(fabric.nr), key=lambda i: natural_key(fabric.switches[i].name))
-    new_index = [0] * fabric.nr
+    nr = fabric.nr
+    order = sorted(range(nr), key=[natural_key(s.name) for s in fabric.switches].__getitem__)
+    moved = order != list(range(nr))
+    new_index = np.empty(nr, dtype=np.int64)
+    new_index[order] = np.arange(nr)
+    switches = []
     for new, old in enumerate(order):
-        new_index[old] = new
-    switches = [
-        replace(
-            fabric.switches[old],
-            index=new,
-            ports=tuple(sorted(fabric.switches[old].ports, key=natural_key)),
-        )
-        for new, old in enumerate(order)
-    ]
-    ends = []
-    for link in fabric.links:
-        a, b = new_index[link.a], new_index[link.b]
-        ends.append((a, link.a_port, b, link.b_port) if a < b else (b, link.b_port, a, link.a_port))
-    # One link per switch pair, so the pair alone orders them.
-    ends_order = sorted(range(len(ends)), key=lambda i: (ends[i][0], ends[i][2]))
-    links = [
-        Link(new, *ends[old], fabric.links[old].speed_gbps) for new, old in enumerate(ends_order)
-    ]
-    host_order = sorted(range(len(fabric.hosts)), key=lambda i: natural_key(fabric.hosts[i].name))
-    hosts = []
-    for new, old in enumerate(host_order):
-        host = fabric.hosts[old]
-        uplinks = tuple(replace(u, switch=new_index[u.switch]) for u in host.uplinks)
-        hosts.append(
-            replace(
-                host, index=new, switch=uplinks[0].switch, port=uplinks[0].port, uplinks=uplinks
+        switch = fabric.switches[old]
+        ports = tuple(sorted(switch.ports, key=_port_key))
+        unchanged = new == old and ports == switch.ports
+        switches.append(switch if unchanged else replace(switch, index=new, ports=ports))
+    links = fabric.links
+    if links:
+        a = new_index[np.fromiter((link.a for link in links), dtype=np.int64, count=len(links))]
+        b = new_index[np.fromiter((link.b for link in links), dtype=np.int64, count=len(links))]
+        # One link per switch pair, so the pair alone orders them.
+        by_ends = np.lexsort((np.maximum(a, b), np.minimum(a, b)))
+        if moved or (a > b).any() or (by_ends != np.arange(len(links))).any():
+            links = []
+            for new, old in enumerate(by_ends.tolist()):
+                link = fabric.links[old]
+                if a[old] < b[old]:
+                    ends = (int(a[old]), link.a_port, int(b[old]), link.b_port)
+                else:
+                    ends = (int(b[old]), link.b_port, int(a[old]), link.a_port)
+                links.append(Link(new, *ends, link.speed_gbps))
+    host_order = sorted(
+        range(len(fabric.hosts)), key=[natural_key(h.name) for h in fabric.hosts].__getitem__
+    )
+    hosts = fabric.hosts
+    if moved or host_order != list(range(len(hosts))):
+        hosts = []
+        for new, old in enumerate(host_order):
+            host = fabric.hosts[old]
+            uplinks = tuple(replace(u, switch=int(new_index[u.switch])) for u in host.uplinks)
+            first = uplinks[0]
+            hosts.append(
+                replace(host, index=new, switch=first.switch, port=first.port, uplinks=uplinks)
             )
-        )
-    return Fabric(fabric.name, switches, links, hosts, fabric.origin, tuple(order))
+    return Fabric(fabric.name, switches, list(links), list(hosts), fabric.origin, tuple(order))
 
 
 def build_fabric(loaded: LoadedInventory) -> Fabric:

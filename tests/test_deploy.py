@@ -188,15 +188,16 @@ def test_next_hop_change_is_installed_and_the_old_one_is_gone(
         changed,
         "frr.conf",
         "ip route 10.0.0.8/29 172.16.0.1\n",
-        "ip route 10.0.0.8/29 172.16.0.10\n",
+        # leaf1's neighbour on Ethernet2: a next hop FRR can resolve, so it is installed.
+        "ip route 10.0.0.8/29 172.16.0.3\n",
     )
     code, output = deploy(changed, device)
     assert code == 0, output
     assert "-ip route 10.0.0.8/29 172.16.0.1" in output
-    assert "+ip route 10.0.0.8/29 172.16.0.10" in output
+    assert "+ip route 10.0.0.8/29 172.16.0.3" in output
     assert "-ip addr replace 10.200.0.1/32 dev lo" in output
     assert "committed" in output and "15/15" in output
-    assert device.rib()["10.0.0.8/29"] == {"172.16.0.10"} == device.fib()["10.0.0.8/29"]
+    assert device.rib()["10.0.0.8/29"] == {"172.16.0.3"} == device.fib()["10.0.0.8/29"]
     assert "ip route 10.0.0.8/29 172.16.0.1" not in device.running_config()
     # The address the new interfaces.sh no longer has is removed, not left behind.
     assert "10.200.0.1/32" not in device.addresses("lo")

@@ -23,7 +23,7 @@ from fatpaths_cfg import api
 from fatpaths_cfg.lab.commands import add_commands
 from fatpaths_cfg.lab.lifecycle import down
 from fatpaths_cfg.lab.netns import existing_netns
-from fatpaths_cfg.lab.plan import build_plan
+from fatpaths_cfg.lab.plan import LabPlan, build_plan
 from fatpaths_cfg.lab.probe import PathModel, plan_probes
 from fatpaths_cfg.lab.state import load_state, process_starttime
 
@@ -90,7 +90,7 @@ def test_up_test_fail_repair_down(hand6: Path) -> None:
     # Fail a link the compiled layers use, and predict which (pair, layer) must break.
     plan = build_plan(hand6)
     model = PathModel(plan)
-    link = 6  # leaf1:Ethernet3 - leaf4:Ethernet3, a chord every full layer uses
+    link = _link(plan, "leaf1", "leaf4")  # leaf1:Ethernet3 - leaf4:Ethernet3, a chord
     broken = {
         (p.src_switch, p.dst_switch, p.layer)
         for p in plan_probes(plan)
@@ -101,7 +101,7 @@ def test_up_test_fail_repair_down(hand6: Path) -> None:
     assert broken, "the chosen link carries no probe; the test would prove nothing"
     code, output = invoke("lab", "fail", str(hand6), "leaf1:Ethernet3")
     assert code == 0, output
-    assert "link 6 (leaf1:Ethernet3 - leaf4:Ethernet3) is down" in output
+    assert f"link {link} (leaf1:Ethernet3 - leaf4:Ethernet3) is down" in output
     code, output = invoke("lab", "test", str(hand6))
     assert code == 1, output
     assert f"failures: {len(broken)} (0 not explained by failed links)" in output
@@ -113,7 +113,7 @@ def test_up_test_fail_repair_down(hand6: Path) -> None:
     assert code == 0, output
     # Said by name, the way `lab fail` took it: which link, which ports.
     assert output.splitlines() == [
-        "repaired link 6 (leaf1:Ethernet3 - leaf4:Ethernet3): up again, routes back"
+        f"repaired link {link} (leaf1:Ethernet3 - leaf4:Ethernet3): up again, routes back"
     ]
     code, output = invoke("lab", "repair", str(hand6))
     assert code == 0 and "nothing to repair" in output, output
@@ -201,6 +201,13 @@ def test_linux_platform_switches_forward_without_frr(tmp_path: Path) -> None:
     assert not lab_namespaces(out)
 
 
+def _link(plan: LabPlan, a: str, b: str) -> int:
+    """The index of the link between two switches (links are numbered by their ends' names)."""
+    fabric = plan.compiled.fabric
+    index = fabric.switch_index
+    return fabric.link_between[(index[a], index[b])]
+
+
 def test_dual_stack_lab_pings_and_traces_both_families(tmp_path: Path) -> None:
     out = compiled_lab_output(HAND6_DUAL, tmp_path / "hand6-dual")
     try:
@@ -216,10 +223,11 @@ def test_dual_stack_lab_pings_and_traces_both_families(tmp_path: Path) -> None:
         # predicted from the compiled tables.
         plan = build_plan(out)
         model = PathModel(plan)
+        link = _link(plan, "leaf1", "leaf4")
         broken = [
             p
             for p in plan_probes(plan)
-            if 6
+            if link
             in model.links_used(p.layer, p.src_switch, p.dst_switch)
             | model.links_used(p.layer, p.dst_switch, p.src_switch)
         ]

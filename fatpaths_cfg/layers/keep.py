@@ -120,6 +120,26 @@ def kept_next_hops(earlier: EarlierCompile, fabric: Fabric) -> np.ndarray:
     return prefer
 
 
+def earlier_numbers(earlier: EarlierCompile) -> dict[str, tuple[int, int]]:
+    """Each switch's (number, number in its plane) in the earlier address plan; an output of
+    schema 1 numbered them densely, by position."""
+    try:
+        switches = earlier.data["switches"]
+        entries = earlier.data["addressing"]["switches"]
+        seen: dict[int, int] = {}
+        numbers = {}
+        for index, (switch, entry) in enumerate(zip(switches, entries, strict=True)):
+            plane = int(switch.get("plane", 0))
+            local = entry.get("local")
+            if local is None:
+                local = seen.get(plane, 0)
+            seen[plane] = seen.get(plane, 0) + 1
+            numbers[str(switch["name"])] = (int(entry.get("number", index)), int(local))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _fail(earlier.where / "fabric.json", "addressing", f"damaged ({exc!r})") from None
+    return numbers
+
+
 def kept_routing(
     earlier: EarlierCompile, fabric: Fabric, spec: RoutingSpec, seed: int
 ) -> tuple[list[np.ndarray], np.ndarray]:

@@ -180,15 +180,17 @@ def compare(old: RouteView, new: RouteView) -> Change:
 
     # Routes of switches and layers only one side has: wholly added or removed.
     for view, column, others in ((old, 1, new), (new, 0, old)):
+        # Destinations the other side lacks.
+        gone = [d for d, n in enumerate(view.switches) if n not in others.index]
         for layer in range(view.layer_count):
             present = view.next_hop[layer] >= 0
+            whole = present.sum(axis=1)
+            towards_gone = present[:, gone].sum(axis=1)
             for s, name in enumerate(view.switches):
                 if name not in others.index or layer >= common_layers:
-                    add(name, layer + 1, column, int(present[s].sum()) * len(families))
+                    add(name, layer + 1, column, int(whole[s]) * len(families))
                 else:
-                    # Destinations the other side lacks.
-                    gone = [d for d, n in enumerate(view.switches) if n not in others.index]
-                    add(name, layer + 1, column, int(present[s, gone].sum()) * len(families))
+                    add(name, layer + 1, column, int(towards_gone[s]) * len(families))
 
     tables: dict[str, dict[str, int]] = {f: {} for f in families}
     address_ids = {}
@@ -243,21 +245,13 @@ def compare(old: RouteView, new: RouteView) -> Change:
 
     layers = []
     for layer in range(max(old.layer_count, new.layer_count)):
-        before = (
-            set()
-            if layer >= old.layer_count
-            else {old.cables[i] for i in np.flatnonzero(old.layers[layer])}
-        )
-        after = (
-            set()
-            if layer >= new.layer_count
-            else {new.cables[i] for i in np.flatnonzero(new.layers[layer])}
-        )
+        cables_before = _layer_cables(old, layer)
+        cables_after = _layer_cables(new, layer)
         layers.append(
             LayerChange(
                 layer + 1,
-                sorted((_cable_text(c) for c in after - before), key=natural_key),
-                sorted((_cable_text(c) for c in before - after), key=natural_key),
+                sorted((_cable_text(c) for c in cables_after - cables_before), key=natural_key),
+                sorted((_cable_text(c) for c in cables_before - cables_after), key=natural_key),
                 _layer_stats(old, layer) if layer < old.layer_count else None,
                 _layer_stats(new, layer) if layer < new.layer_count else None,
             )
@@ -275,6 +269,12 @@ def compare(old: RouteView, new: RouteView) -> Change:
         pairs_changed,
         pairs,
     )
+
+
+def _layer_cables(view: RouteView, layer: int) -> set[tuple[str, str]]:
+    if layer >= view.layer_count:
+        return set()
+    return {view.cables[i] for i in np.flatnonzero(view.layers[layer])}
 
 
 def _working_layer_pairs(

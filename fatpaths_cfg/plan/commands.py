@@ -33,8 +33,10 @@ def plan_command(
         True, "--check/--no-check", help="Run the forwarding checker on NEW (exit 1 if it fails)."
     ),
 ) -> None:
-    """Show what going from OLD to NEW changes: routes, interfaces, cables, layers, and
-    whether NEW forwards every layer. Exit 0, 1 when NEW fails the check, 2 on bad input."""
+    """Show what changing a fabric changes.
+
+    Routes, interfaces, cables and layers, per switch and per layer, and whether NEW forwards
+    every layer. Exit 0; 1 when NEW fails the forwarding check; 2 on bad input."""
     from fatpaths_cfg.output import dumps_json
     from fatpaths_cfg.plan.report import plan_json, plan_junit, plan_markdown, plan_text
     from fatpaths_cfg.plan.run import make_plan

@@ -32,7 +32,7 @@ class RouteView:
     subnets: dict[str, list[list[str]]]  # family -> [layer][switch] host subnet
     link_addresses: dict[str, list[tuple[str, str]]]  # family -> per link (a side, b side)
     loopbacks: dict[str, list[str]]  # family -> per switch
-    extra: dict[str, Any] = field(default_factory=dict)
+    completed: list[int] = field(default_factory=list)  # per layer: links completion added
 
     @property
     def nr(self) -> int:
@@ -80,11 +80,27 @@ class RouteView:
             texts.append(a_side)
         return ids, texts
 
-    def interfaces(self, switch: int) -> set[tuple[str, ...]]:
+    @cached_property
+    def links_of(self) -> list[list[int]]:
+        """Each switch's links."""
+        incident: list[list[int]] = [[] for _ in range(self.nr)]
+        for i, (a, b) in enumerate(self.ends.tolist()):
+            incident[a].append(i)
+            incident[b].append(i)
+        return incident
+
+    def interfaces(self, switch: int) -> frozenset[tuple[str, ...]]:
         """What the switch's interface config holds: (port, peer, address) per family, and
-        its loopbacks."""
+        its loopbacks and host subnets."""
+        return self._interfaces[switch]
+
+    @cached_property
+    def _interfaces(self) -> list[frozenset[tuple[str, ...]]]:
+        return [self._interfaces_of(s) for s in range(self.nr)]
+
+    def _interfaces_of(self, switch: int) -> frozenset[tuple[str, ...]]:
         own: set[tuple[str, ...]] = set()
-        for i in np.flatnonzero((self.ends[:, 0] == switch) | (self.ends[:, 1] == switch)):
+        for i in self.links_of[switch]:
             side = 0 if int(self.ends[i, 0]) == switch else 1
             peer = self.switches[int(self.ends[i, 1 - side])]
             port = self.ports[i][side]
@@ -95,7 +111,7 @@ class RouteView:
             own.add(("loopback", family, self.loopbacks[family][switch]))
             for layer, row in enumerate(self.subnets[family]):
                 own.add(("subnet", family, str(layer), row[switch]))
-        return own
+        return frozenset(own)
 
 
 def view_from_data(data: dict[str, Any], dist: np.ndarray, next_hop: np.ndarray) -> RouteView:
@@ -142,4 +158,5 @@ def view_from_data(data: dict[str, Any], dist: np.ndarray, next_hop: np.ndarray)
         subnets,
         link_addresses,
         loopbacks,
+        [int(layer.get("completed_links", 0)) for layer in layer_entries],
     )
