@@ -530,7 +530,8 @@ def check_output_target(
     for source in protected:
         source_real = source.resolve()
         if real == source_real:
-            raise refuse(f"is the input file {source}", "name a new directory with -o")
+            what = "directory" if source.is_dir() else "file"
+            raise refuse(f"is the input {what} {source}", "name a new directory with -o")
         if real in source_real.parents:
             raise refuse(
                 f"holds the input file {source}; replacing it would delete it",
