@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.output import OUTPUT_MARKER, marker_text
 
 HERE = Path(__file__).resolve().parent
 CASES = sorted((HERE / "hostile").glob("*.args"))
@@ -49,6 +50,18 @@ def workspace(root: Path, compiled: Path) -> None:
     (reports / "report.md").write_text("# my review\n")
     (root / "pw.bin").write_bytes(b"caf\xe9\n")  # a password saved as Latin-1
     (root / "id_test").write_text("not a real key\n")
+    # Reports a version before output markers wrote where verify writes by default.
+    (root / "fabric" / "verify").mkdir()
+    (root / "fabric" / "verify" / "report.json").write_text("{}\n")
+    (root / "fabric" / "verify" / "report.md").write_text("# old\n")
+    # An earlier simulate run, and one the user has since added a file to.
+    for name, extra in (("oldrun", None), ("oldrun_notes", "notes.txt")):
+        run = root / name
+        run.mkdir()
+        (run / "run.json").write_text("{}\n")
+        (run / OUTPUT_MARKER).write_text(marker_text("simulate", ["run.json"]))
+        if extra:
+            (run / extra).write_text("the user's\n")
 
 
 def read_expected(case: Path) -> tuple[int, list[str], str]:
@@ -111,3 +124,22 @@ def test_the_corpus_covers_every_surface() -> None:
         code, _writes, expected = read_expected(case)
         # A refused case says why; a case that passes prints no error.
         assert bool(expected) == (code == 2), case.name
+
+
+def test_a_default_run_directory_of_the_users_is_passed_over(
+    compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace(tmp_path, compiled)
+    monkeypatch.chdir(tmp_path)
+    theirs = tmp_path / "fabric" / "sim" / "fatpaths-ndp-permutation-8KiB-seed1"
+    theirs.mkdir(parents=True)
+    (theirs / "run.json").write_text('{"mine": true}\n')
+    before = snapshot(theirs)
+    args = ["simulate", "fabric", "--size", "8KiB"]
+    for _ in range(2):  # the second run replaces its own directory, and still not theirs
+        result = CliRunner().invoke(build_app(), args)
+        assert result.exit_code == 0, result.output
+        assert snapshot(theirs) == before
+        ours = theirs.with_name(theirs.name + "-2")
+        assert (ours / OUTPUT_MARKER).is_file() and (ours / "flows.csv").is_file()
+    assert sorted(p.name for p in theirs.parent.iterdir()) == [theirs.name, ours.name]
