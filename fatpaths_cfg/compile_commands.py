@@ -153,7 +153,12 @@ def topo_generate(
         if not sep:
             err_console.print(f"error: --param {item!r}: expected NAME=VALUE")
             raise typer.Exit(EXIT_USER_ERROR)
-        params[key.strip()] = yaml.safe_load(value)
+        try:
+            params[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            # `q=!!python/none`, `q=[1`: a value must be a plain number, word or list.
+            err_console.print(f"error: --param {item!r}: {value!r} is not a plain YAML value")
+            raise typer.Exit(EXIT_USER_ERROR) from None
     params["seed"] = seed
     # `--param planes=N` (and heterogeneous=true) writes parallel planes.
     planes = run_or_exit(

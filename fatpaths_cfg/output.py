@@ -18,7 +18,7 @@ import stat
 import tempfile
 import zipfile
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,14 +203,18 @@ class OutputTree(OutputSink):
         return sum(len(d) for d in self.files.values())
 
     def commit(
-        self, target: Path, protected: Sequence[Path] = (), force: bool = False
+        self,
+        target: Path,
+        protected: Sequence[Path] = (),
+        force: bool = False,
+        unmarked: frozenset[str] = frozenset(),
     ) -> tuple[int, int]:
         """Write into `target` atomically; returns (files written, files unchanged).
 
         Raises UserErrors, before anything is written, when `target` is not this command's
         to replace (see `check_output_target`), and when the file system refuses the write.
         """
-        check_output_target(target, self.kind, protected, force)
+        check_output_target(target, self.kind, protected, force, unmarked)
         with StagedOutput(target, self.kind, protected, force) as staged:
             for relative in sorted(self.files):
                 staged.add_bytes(relative, self.files[relative])
@@ -268,6 +272,23 @@ class StagedOutput(OutputSink):
         else:
             self.unchanged.discard(relative)
         self.journal.append((relative, size, same))
+
+    def add_written(self, relative: str, write: Callable[[Path], object]) -> bool:
+        """A file made by a writer that wants a path (csv, matplotlib): `write(path)` creates
+        it in the staging directory, and it joins the output like any other. Returns whether
+        the writer made it (a plot with nothing to show makes none)."""
+        _check_relative(relative)
+        path = self._staging().staging / relative
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path)
+            if not path.exists():
+                return False
+            size = path.stat().st_size
+        except OSError as exc:
+            raise _write_error(self.target, exc) from None
+        self._record(relative, size, False)
+        return True
 
     def adopt(self, entries: Iterable[tuple[str, int, bool]]) -> None:
         """Files another process wrote into the same staging directory (see `journal`)."""
@@ -433,8 +454,7 @@ def _write_error(target: Path, exc: OSError) -> UserErrors:
     return UserErrors.single(target, "", f"cannot write the output: {exc.strerror}{where}", hint)
 
 
-def output_manifest(directory: Path) -> set[str] | None:
-    """The files an earlier fatpaths run listed in its marker, or None if it left no marker."""
+def _marker_lines(directory: Path) -> list[str] | None:
     marker = directory / OUTPUT_MARKER
     if not marker.is_file():
         return None
@@ -444,30 +464,56 @@ def output_manifest(directory: Path) -> set[str] | None:
         return None
     if not lines or not lines[0].startswith("# fatpaths "):
         return None
+    return lines
+
+
+def output_manifest(directory: Path) -> set[str] | None:
+    """The files an earlier fatpaths run listed in its marker, or None if it left no marker."""
+    lines = _marker_lines(directory)
+    if lines is None:
+        return None
     return {line for line in lines if line and not line.startswith("#")}
 
 
-def _foreign_files(directory: Path, manifest: set[str]) -> list[str]:
+def output_kind(directory: Path) -> str | None:
+    """The command whose output `directory` is (compile, simulate, ...), from its marker."""
+    lines = _marker_lines(directory)
+    if lines is None:
+        return None
+    words = lines[0].split()
+    return words[2] if len(words) > 3 and words[3].startswith("output") else None
+
+
+def _foreign_files(directory: Path, manifest: set[str], kind: str) -> list[str]:
+    # Only a compiled directory holds the result folders of later commands (verify, sim, ...);
+    # in any other output, a folder of that name is the user's.
+    results = RESULT_FOLDERS if kind == "compile" else ()
     foreign = []
     for path in sorted(directory.rglob("*")):
         if path.is_dir() and not path.is_symlink():
             continue
         relative = path.relative_to(directory).as_posix()
         top = relative.split("/", 1)[0]
-        if relative not in manifest and relative != OUTPUT_MARKER and top not in RESULT_FOLDERS:
+        if relative not in manifest and relative != OUTPUT_MARKER and top not in results:
             foreign.append(relative)
     return foreign
 
 
 def check_output_target(
-    target: Path, kind: str, protected: Sequence[Path] = (), force: bool = False
+    target: Path,
+    kind: str,
+    protected: Sequence[Path] = (),
+    force: bool = False,
+    unmarked: frozenset[str] = frozenset(),
 ) -> None:
     """Refuse, with exit 2 and nothing written, any target that holds what fatpaths did not write.
 
     A missing or empty directory is fine, and so is an earlier output of the same command
     (marker present) that holds no other files. Everything else needs --force, except targets
     that no flag makes safe: a file, a mount point, the current directory or one of its
-    parents, and the input itself or a directory holding it.
+    parents, and the input itself or a directory holding it. `unmarked`: the names a version
+    before markers wrote at a place only fatpaths writes to (OUT/verify); a directory holding
+    nothing else counts as that command's earlier output.
     """
     real = target.resolve()
     here = Path.cwd().resolve()
@@ -484,7 +530,8 @@ def check_output_target(
     for source in protected:
         source_real = source.resolve()
         if real == source_real:
-            raise refuse(f"is the input file {source}", "name a new directory with -o")
+            what = "directory" if source.is_dir() else "file"
+            raise refuse(f"is the input {what} {source}", "name a new directory with -o")
         if real in source_real.parents:
             raise refuse(
                 f"holds the input file {source}; replacing it would delete it",
@@ -503,6 +550,8 @@ def check_output_target(
     if not target.is_dir() or not any(target.iterdir()):
         return
     manifest = output_manifest(target)
+    if manifest is None and unmarked:
+        manifest = set(unmarked) if not _foreign_files(target, set(unmarked), kind) else None
     if manifest is None:
         if force:
             return
@@ -510,7 +559,15 @@ def check_output_target(
             f"is not empty and is not a fatpaths {kind} output (it has no {OUTPUT_MARKER})",
             "choose another directory, or pass --force to replace it and everything in it",
         )
-    foreign = _foreign_files(target, manifest)
+    other = output_kind(target)
+    if other is not None and other != kind and not force:
+        # Another command's output (a compiled fabric under a simulate run, say) is still
+        # not this command's to replace.
+        raise refuse(
+            f"is a fatpaths {other} output, not a {kind} output",
+            "choose another directory, or pass --force to replace it",
+        )
+    foreign = _foreign_files(target, manifest, kind)
     if foreign and not force:
         shown = ", ".join(foreign[:_SHOWN_FOREIGN])
         more = f" and {len(foreign) - _SHOWN_FOREIGN} more" if len(foreign) > _SHOWN_FOREIGN else ""
@@ -523,6 +580,22 @@ def check_output_target(
 def write_owned_file(path: Path, text: str, signature: str, force: bool = False) -> None:
     """Write a single-file output; an existing file is replaced only if it contains
     `signature` (so an earlier fatpaths output of the same kind) or the user passed --force."""
+    check_owned_file(path, signature, force)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            staging.write_text(text, encoding="utf-8")
+            os.replace(staging, path)
+        finally:
+            staging.unlink(missing_ok=True)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+
+
+def check_owned_file(path: Path, signature: str, force: bool = False) -> None:
+    """Raises UserErrors when `write_owned_file` would refuse `path`: so a command checks its
+    single-file outputs before its work, not after."""
     if os.path.lexists(path):
         if path.is_dir() or (path.is_symlink() and not path.exists()):
             raise UserErrors.single(
@@ -540,13 +613,3 @@ def write_owned_file(path: Path, text: str, signature: str, force: bool = False)
                 "exists and was not written by fatpaths",
                 "choose another path, or pass --force to overwrite it",
             )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            staging.write_text(text, encoding="utf-8")
-            os.replace(staging, path)
-        finally:
-            staging.unlink(missing_ok=True)
-    except OSError as exc:
-        raise _write_error(path, exc) from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from click.testing import Result
 
 
@@ -12,3 +14,18 @@ def printed_errors(result: Result) -> str:
         for line in result.stderr.splitlines()
         if line.startswith("error: ")
     )
+
+
+def snapshot(*roots: Path) -> dict[Path, tuple[int, bytes]]:
+    """Every file and directory under `roots`, with its mode and contents: two snapshots that
+    compare equal mean nothing there was written, replaced, added or deleted."""
+    found: dict[Path, tuple[int, bytes]] = {}
+    for root in roots:
+        for path in [root, *sorted(root.rglob("*"))]:
+            if path.is_symlink():
+                found[path] = (0, str(path.readlink()).encode())
+            elif path.is_dir():
+                found[path] = (path.stat().st_mode, b"")
+            elif path.exists():
+                found[path] = (path.stat().st_mode, path.read_bytes())
+    return found

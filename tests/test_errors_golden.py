@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_errors import printed_errors
+from cli_errors import printed_errors, snapshot
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
@@ -20,6 +20,7 @@ def test_bad_inventory_reports_golden_errors(
 ) -> None:
     monkeypatch.chdir(case.parent)
     out = tmp_path / "out"
+    before = snapshot(case.parent, tmp_path)
     result = CliRunner().invoke(build_app(), ["compile", case.name, "-o", str(out)])
     expected = case.with_suffix(".expected").read_text(encoding="utf-8")
     printed = printed_errors(result)
@@ -27,6 +28,7 @@ def test_bad_inventory_reports_golden_errors(
     assert printed == expected
     assert "Traceback" not in result.output
     assert not out.exists()
+    assert snapshot(case.parent, tmp_path) == before
 
 
 def test_every_case_names_file_line_and_field() -> None:

@@ -69,11 +69,17 @@ def test_example_inventories_parse_alike_or_take_libyaml(path: Path) -> None:
 
 
 def test_scalars_left_untyped_are_typed_by_the_resolver() -> None:
-    text = "a: 0x1f\nb: 1_000\nc: 2.5\nd: 2024-01-01\ne: 012\nf: .inf\ng: 1:30\nh: -7\ni: +3\n"
+    text = "a: 0x1f\nb: 1_000\nc: 2.5\nd: 2024-01-01\ne: 012\nf: 1e3\ng: 1:30\nh: -7\ni: +3\n"
     native = build_from_plain_text(text, yaml_source.MAX_NESTING)
     assert native is not None
     assert native == _node_path(text)
     assert native[0]["a"] == 31 and native[0]["g"] == 90 and native[0]["h"] == -7
+
+
+@pytest.mark.parametrize("spelling", [".inf", "-.Inf", ".nan", "1.0e+999"])
+def test_a_number_that_is_not_finite_gives_up(spelling: str) -> None:
+    # The node path reports it at its line; the fast path must not build it silently.
+    assert build_from_plain_text(f"a: 1\nb: {spelling}\n", yaml_source.MAX_NESTING) is None
 
 
 def test_a_merge_key_spelled_as_a_value_gives_up() -> None:

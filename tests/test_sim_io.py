@@ -127,7 +127,9 @@ def test_connection_matrix_round_trip(tmp_path: Path, ring: SimNetwork) -> None:
     w = make_workload(ring, "uniform", "websearch", seed=3, arrival_rate=100, duration_ps=10**10)
     path = tmp_path / "flows.cm"
     write_connection_matrix(w, ring.n_hosts, path)
-    lines = path.read_text().splitlines()
+    # The first line is a comment to htsim: what lets a later run replace the file.
+    signature, *lines = path.read_text().splitlines()
+    assert signature.startswith("# ") and "fatpaths" in signature
     assert lines[0] == "Nodes 32" and lines[1] == f"Connections {w.n_flows}"
     assert lines[2].startswith(f"{w.src[0]}->{w.dst[0]} id 1 start {w.start_ps[0]} size ")
     nodes, back = read_connection_matrix(path)
@@ -350,7 +352,7 @@ def test_explicit_output_directory_never_mixes_runs(tmp_path: Path) -> None:
     (foreign / "todo.txt").write_text("keep me")
     refused = runner.invoke(cli(), ["simulate", str(out), "-o", str(foreign)])
     assert refused.exit_code == 2
-    assert "no earlier simulate run" in refused.output.replace("\n", " ")
+    assert "not a fatpaths simulate output" in refused.output.replace("\n", " ")
     assert [p.name for p in foreign.iterdir()] == ["todo.txt"]
 
 

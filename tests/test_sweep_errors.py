@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_errors import printed_errors
+from cli_errors import printed_errors, snapshot
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
@@ -22,12 +22,14 @@ def test_bad_sweep_reports_golden_errors(
 ) -> None:
     monkeypatch.chdir(case.parent)
     out = tmp_path / "results"
+    before = snapshot(case.parent, tmp_path)
     result = CliRunner().invoke(build_app(), ["sweep", case.name, "-o", str(out)])
     expected = case.with_suffix(".expected").read_text(encoding="utf-8")
     printed = printed_errors(result)
     assert result.exit_code == 2, result.output
     assert printed == expected
     assert not out.exists()
+    assert snapshot(case.parent, tmp_path) == before
 
 
 def test_cli_does_not_import_the_engine_until_a_sweep_runs() -> None:

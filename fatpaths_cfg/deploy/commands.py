@@ -147,7 +147,9 @@ def deploy_command(
     known_hosts: Path | None = typer.Option(
         None, "--known-hosts", help="Extra known_hosts file (unknown host keys are refused)."
     ),
-    port: int | None = typer.Option(None, "--port", help="SSH (or eAPI) port (default 22)."),
+    port: int | None = typer.Option(
+        None, "--port", min=1, max=65535, help="SSH (or eAPI) port (default 22)."
+    ),
     commit: bool = typer.Option(
         True, "--commit/--no-commit", help="--no-commit leaves the candidate staged on the device."
     ),

@@ -16,6 +16,7 @@ password (`password_file`) or an SSH key (`key_file`). Nothing here is printed o
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,14 @@ class DeviceBook:
 
         where = self.source.file if self.source else "--devices"
         line = self.source.line_of(("devices", name)) if self.source else 0
-        host = entry.host or self._pooled(index) or fabric_mgmt
+        host = entry.host
+        if host is None and self.file.pool is not None:
+            host = self._pooled(name, index, where, errors)
+            if host is None:
+                # Falling back to the inventory's address would dial a switch the pool was
+                # written to avoid (a dry run against the real fabric instead of a lab).
+                return None
+        host = host or fabric_mgmt
         if host is None:
             return None
         credentials = self._credentials(pick, where, line, f"devices.{name}", errors)
@@ -114,14 +122,24 @@ class DeviceBook:
         paths = {key: pick(key) for key in PATH_FIELDS if pick(key) is not None}
         return DeviceAccess(host, pick("port") or 22, credentials, paths)
 
-    def _pooled(self, index: int) -> str | None:
-        if self.file.pool is None:
+    def _pooled(self, name: str, index: int, where: str, errors: ErrorCollector) -> str | None:
+        """Host address `index` of the pool; None, and a located error, past its end."""
+        assert self.file.pool is not None
+        pool = ipaddress.ip_network(self.file.pool)
+        hosts = itertools.islice(pool.hosts(), index, index + 1)
+        address = next(hosts, None)
+        if address is None:
+            size = sum(1 for _ in itertools.islice(pool.hosts(), index))
+            errors.add(
+                where,
+                self.source.line_of(("pool",)) if self.source else 0,
+                "pool",
+                f"{pool} holds {size} host address{'es' if size != 1 else ''}, too few for "
+                f"{name} (switch {index + 1} in fabric order)",
+                "give a larger pool, or `host:` for the switches past its end",
+            )
             return None
-        hosts = ipaddress.ip_network(self.file.pool).hosts()
-        for i, address in enumerate(hosts):
-            if i == index:
-                return str(address)
-        return None
+        return str(address)
 
     def _credentials(
         self, pick: Any, where: str, line: int, field: str, errors: ErrorCollector
@@ -147,11 +165,9 @@ class DeviceBook:
             if not password:
                 errors.add(where, line, field, f"environment variable {password_env} is not set")
         if password_file is not None:
-            path = Path(password_file)
-            if path.is_file():
-                password = path.read_text(encoding="utf-8").strip()
-            else:
-                errors.add(where, line, field, f"password file {password_file}: no such file")
+            password, problem = _read_password(Path(password_file))
+            if problem:
+                errors.add(where, line, field, f"password file {password_file}: {problem}")
         if key_file is not None and not Path(key_file).is_file():
             errors.add(where, line, field, f"key file {key_file}: no such file")
         if len(errors.errors) > before:
@@ -162,6 +178,19 @@ class DeviceBook:
 
     def unknown_names(self, switches: set[str]) -> list[str]:
         return sorted(set(self.file.devices) - switches)
+
+
+def _read_password(path: Path) -> tuple[str | None, str]:
+    """(the password, "") or (None, what is wrong with the file)."""
+    if not path.is_file():
+        return None, "no such file"
+    try:
+        return path.read_bytes().decode("utf-8").strip(), ""
+    except UnicodeDecodeError:
+        # The bytes are a secret: the message says where, never what.
+        return None, "not UTF-8 (save the password as UTF-8 text)"
+    except OSError as exc:
+        return None, f"cannot read it: {exc.strerror}"
 
 
 def load_device_book(path: Path | None, cli: Access) -> DeviceBook:

@@ -142,7 +142,7 @@ def discover_command(
     password_file: Path | None = typer.Option(None, "--password-file"),
     key_file: Path | None = typer.Option(None, "--key-file", help="SSH private key file."),
     known_hosts: Path | None = typer.Option(None, "--known-hosts"),
-    port: int | None = typer.Option(None, "--port"),
+    port: int | None = typer.Option(None, "--port", min=1, max=65535),
     lldp_socket: str | None = typer.Option(None, "--lldp-socket"),
     timeout: int = typer.Option(30, "--timeout"),
     parallel: int = typer.Option(4, "--parallel", min=1),

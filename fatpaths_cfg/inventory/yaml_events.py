@@ -2,13 +2,15 @@
 
 A generated Slim Fly q=19 inventory is 270k events; composing them into PyYAML nodes and
 walking those again costs seconds in Python. Plain documents (no anchors, aliases, explicit
-tags, merge or duplicate keys, complex keys, and nesting well under the cap) are built here in
-one pass, with the line of every value and key recorded exactly as the node builder records
-them. Anything else returns None and takes the node path, which handles (and reports) it all.
+tags, merge or duplicate keys, complex keys, infinities or NaN, and nesting well under the cap)
+are built here in one pass, with the line of every value and key recorded exactly as the node
+builder records them. Anything else returns None and takes the node path, which handles (and
+reports) it all.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import yaml
@@ -47,7 +49,10 @@ class _Scalars:
             return text
         if tag == _MERGE:
             raise _NodePath
-        return self.constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)
+        value = self.constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _NodePath  # .inf, .nan, 1e999: the node path reports them, located
+        return value
 
     def tag(self, text: str) -> str:
         for tag, pattern in self.table.get(text[0] if text else "", ()):

@@ -7,6 +7,9 @@ Hostile files are refused with a located error before they can exhaust time, mem
 stack: the size is capped before reading, nesting depth is capped while composing (PyYAML's
 composer recurses once per level), and values produced by aliases are counted apart from the
 values actually written, because only aliases can make a small file expand into billions.
+Values are YAML's safe, plain types only: a tag naming anything else (`!ip`, `!!python/none`)
+and a number that is not finite (`.inf`, `.nan`) are located errors, for inventories, sweep
+files and devices files alike, since all of them load here.
 
 libyaml scans and parses where PyYAML was built with it (ten times faster on a 10k-host
 inventory); composing stays in Python so the depth cap and alias tracking hold either way, and
@@ -17,6 +20,7 @@ documents skip the node tree altogether (`yaml_events`).
 from __future__ import annotations
 
 import functools
+import math
 import os
 from dataclasses import dataclass, field
 from math import ceil
@@ -25,7 +29,7 @@ from typing import Any
 
 import yaml
 from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.parser import Parser
 from yaml.reader import Reader, ReaderError
 from yaml.resolver import Resolver
@@ -51,6 +55,19 @@ MAX_NESTING = 64
 # expand to billions of values. Values written out in the file do not count: the size cap
 # bounds those.
 MAX_ALIAS_VALUES = 1_000_000
+
+# YAML's own tags, written `!!name`; any other tag (`!ip`, `!!python/...`) names a type fatpaths
+# does not construct. The safe constructor knows which scalar tags it builds; of those, bytes
+# and the ordered or set collections fit no field and no JSON output.
+_YAML_TAG_PREFIX = "tag:yaml.org,2002:"
+_MAPPING_TAG = _YAML_TAG_PREFIX + "map"
+_SEQUENCE_TAG = _YAML_TAG_PREFIX + "seq"
+_SCALAR_TAGS = frozenset(
+    tag
+    for tag in SafeConstructor.yaml_constructors
+    if tag is not None and tag not in (_MAPPING_TAG, _SEQUENCE_TAG)
+) - {_YAML_TAG_PREFIX + name for name in ("binary", "omap", "pairs", "set")}
+_PLAIN_VALUES = "remove the tag: values are plain strings, numbers, booleans, null, lists, mappings"
 
 
 @dataclass
@@ -203,15 +220,41 @@ class _Builder:
     def _value(self, node: yaml.Node, path: PathKey) -> Any:
         self.source.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
+            if node.tag != _MAPPING_TAG:
+                return self._refuse_tag(node, path)
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
+            if node.tag != _SEQUENCE_TAG:
+                return self._refuse_tag(node, path)
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self._scalar(node)
+        return self._scalar(node, path)
 
-    def _scalar(self, node: yaml.Node) -> Any:
-        # SafeLoader resolved the tag during composition; its constructor gives exactly YAML's
-        # safe typing (int, float, bool, null, str).
-        return self._scalars.construct_object(node, deep=True)
+    def _scalar(self, node: yaml.Node, path: PathKey) -> Any:
+        """The value of a scalar by YAML's safe typing (str, int, float, bool, null, date);
+        an unknown tag, a value its tag cannot read, or a number that is not finite is a
+        located error (collected; None stands in for the value)."""
+        if node.tag not in _SCALAR_TAGS:
+            return self._refuse_tag(node, path)
+        try:
+            value = self._scalars.construct_object(node, deep=True)
+        except (ConstructorError, ValueError, TypeError):
+            # e.g. `!!int twelve`, `!!binary` that is not base64, `!!timestamp tomorrow`.
+            self._error(node, path, f"{node.value!r} is not a valid {_shown(node.tag)}")
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            # No field of an inventory, sweep or devices file means infinity; JSON, which
+            # every output is, cannot even write it.
+            self._error(node, path, f"{node.value!r} is not a finite number", "no infinity or NaN")
+            return None
+        return value
+
+    def _refuse_tag(self, node: yaml.Node, path: PathKey) -> None:
+        self._error(node, path, f"unknown YAML tag {_shown(node.tag)}", _PLAIN_VALUES)
+
+    def _error(self, node: yaml.Node, path: PathKey, message: str, hint: str = "") -> None:
+        self.errors.append(
+            UserError(self.source.file, node.start_mark.line + 1, format_path(path), message, hint)
+        )
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -227,7 +270,7 @@ class _Builder:
                     )
                 )
                 continue
-            key = str(self._scalar(key_node))
+            key = str(self._scalar(key_node, (*path, str(key_node.value))))
             child = (*path, key)
             if key in result:
                 self.errors.append(
@@ -243,6 +286,11 @@ class _Builder:
             self.source.lines.setdefault(child, key_node.start_mark.line + 1)
             result[key] = self.build(value_node, child)
         return result
+
+
+def _shown(tag: str) -> str:
+    """A tag as it is written: `!!python/none` rather than `tag:yaml.org,2002:python/none`."""
+    return "!!" + tag.removeprefix(_YAML_TAG_PREFIX) if tag.startswith(_YAML_TAG_PREFIX) else tag
 
 
 def size_cap_bytes(file: str) -> int:

@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: typer reads simulate's fifty annotations at every
 # run, and as strings it would compile and evaluate each of them first.
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,8 +12,9 @@ from rich.markup import escape
 
 from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console, make_progress, make_table
+from fatpaths_cfg.output import check_owned_file
 
-from .htsim import read_connection_matrix, write_connection_matrix
+from .htsim import MATRIX_SIGNATURE, read_connection_matrix, write_connection_matrix
 from .network import (
     NetworkLoadError,
     SimNetwork,
@@ -37,10 +39,10 @@ from .run import (
 )
 from .rundir import (
     Parameters,
-    check_explicit_directory,
+    check_run_directory,
     default_run_directory,
-    prepare_run_directory,
     run_name,
+    write_run_directory,
 )
 from .workloads import (
     PATTERNS,
@@ -57,6 +59,8 @@ from .workloads import (
 RPC = "rpc"
 
 EXIT_USER_ERROR = 2
+# Seeds are unsigned 64-bit in the engine; numpy's SeedSequence takes any of them.
+MAX_SEED = 2**63 - 1
 console = make_console()
 err_console = make_console(stderr=True)
 
@@ -182,7 +186,9 @@ def simulate_command(
         "--warmup",
         help="Leave flows starting before this time (e.g. 1ms, or 'half') out of the statistics.",
     ),
-    seed: int = typer.Option(1, "--seed", help="Seed of the workload and the simulation."),
+    seed: int = typer.Option(
+        1, "--seed", min=0, max=MAX_SEED, help="Seed of the workload and the simulation."
+    ),
     randomize_mapping: bool = typer.Option(
         False, "--randomize-mapping/--no-randomize-mapping", help="Random host relabelling."
     ),
@@ -271,11 +277,30 @@ def simulate_command(
         "--plot",
         help="Also write fct_cdf.png and fct_vs_size.png (matplotlib adds about 1 CPU-s).",
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace -o DIR and --save-matrix FILE even if fatpaths did not write them.",
+    ),
 ) -> None:
     """Simulate flows on the compiled fabric; write flows.csv, summary.json and, with --plot,
     plots.
 
     Each run writes into a directory of its own: -o DIR, or one under OUT/sim named by it."""
+    _check_numbers(
+        {
+            "--lambda": (arrival_rate, True),
+            "--link-gbps": (link_gbps, True),
+            "--host-gbps": (host_gbps, True),
+            "--latency-us": (latency, False),
+            "--flowlet-gap-us": (flowlet_gap, False),
+            "--min-rto-us": (min_rto, True),
+            "--rto-granularity-us": (rto_granularity, True),
+            "--ugal-c": (ugal_c, False),
+            "--ugal-threshold": (ugal_threshold, False),
+            "--notify-delay-us": (notify_delay, False),
+        }
+    )
     schemes = _schemes(compare, lb)
     if transport == "mptcp":
         if compare:
@@ -387,9 +412,14 @@ def simulate_command(
     }
     label = Path(workload).stem if from_file else workload
     name = run_name(schemes, transport, label, None if from_file else size, arrival_rate, seed)
-    target = _run_directory(_sim_root(out, network), results_dir, name, parameters)
+    protected = [p for p in (out, Path(workload) if from_file else None) if p is not None]
+    target = _run_directory(
+        _sim_root(out, network), results_dir, name, parameters, protected, force
+    )
     if save_matrix:
-        write_connection_matrix(flows, network.n_hosts, save_matrix)
+        # Checked now, written with the results: a refused file or a bad option found below
+        # leaves it as it was.
+        run_or_exit(lambda: check_owned_file(save_matrix, MATRIX_SIGNATURE, force))
     try:
         switch_side = SimConfig(
             routing=routing,
@@ -436,19 +466,13 @@ def simulate_command(
             results[scheme] = _run_with_progress(scheme, base.with_lb(scheme), network, flows)
         except ValueError as exc:  # inconsistent workload or parameters, found natively
             raise _fail(str(exc)) from None
-    prepare_run_directory(target, parameters)
-    for scheme, result in results.items():
-        folder = target / scheme if len(schemes) > 1 else target
-        folder.mkdir(parents=True, exist_ok=True)
-        result.write_flows_csv(folder / "flows.csv", network.host_names)
-        result.write_summary_json(folder / "summary.json")
-    by_size = True
-    if plot:
-        # Imported here: matplotlib's import costs several times a small run's simulation.
-        from .plots import plot_fct_cdf, plot_fct_vs_size
-
-        plot_fct_cdf(results, target / "fct_cdf.png")
-        by_size = plot_fct_vs_size(results, target / "fct_vs_size.png")
+    by_size = run_or_exit(
+        lambda: write_run_directory(
+            target, parameters, results, network.host_names, plot, protected, force
+        )
+    )
+    if save_matrix:
+        run_or_exit(lambda: write_connection_matrix(flows, network.n_hosts, save_matrix, force))
     _print_table(results)
     for scheme, result in results.items():
         if result.deadlock is not None:
@@ -531,13 +555,30 @@ def _warmup_ps(warmup: str | None, duration_ps: int | None) -> int:
 
 
 def _run_directory(
-    sim_root: Path, explicit: Path | None, name: str, parameters: Parameters
+    sim_root: Path,
+    explicit: Path | None,
+    name: str,
+    parameters: Parameters,
+    protected: list[Path],
+    force: bool,
 ) -> Path:
     """-o DIR as given, else a directory of its own under OUT/sim (see rundir)."""
     if explicit is None:
         return default_run_directory(sim_root, name, parameters)
-    run_or_exit(lambda: check_explicit_directory(explicit))
+    run_or_exit(lambda: check_run_directory(explicit, protected, force))
     return explicit
+
+
+def _check_numbers(values: dict[str, tuple[float | None, bool]]) -> None:
+    """Each float option (given) must be finite, and those marked True positive: NaN passes
+    every range check unnoticed, and infinity reaches the workload generator or the engine."""
+    for flag, (value, positive) in values.items():
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            raise _fail(f"{flag} {value}: expected a finite number")
+        if value < 0 or (positive and value == 0):
+            raise _fail(f"{flag} {value:g}: expected a number {'> 0' if positive else '>= 0'}")
 
 
 def _print_table(results: dict[str, SimResult]) -> None:

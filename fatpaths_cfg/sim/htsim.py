@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fatpaths_cfg.output import write_owned_file
+
 from .workloads import Workload, WorkloadError
 
 
@@ -18,14 +20,27 @@ class ConnectionMatrixError(WorkloadError):
     """A connection-matrix line this reader cannot use; the message names file and line."""
 
 
-def write_connection_matrix(workload: Workload, n_hosts: int, path: str | Path) -> None:
-    lines = [f"Nodes {n_hosts}", f"Connections {workload.n_flows}"]
+# The first line of a matrix fatpaths writes (a comment to htsim): what lets a later run
+# replace the file, and refuse any other.
+MATRIX_SIGNATURE = "# htsim connection matrix written by fatpaths simulate --save-matrix"
+
+
+def connection_matrix_text(workload: Workload, n_hosts: int) -> str:
+    lines = [MATRIX_SIGNATURE, f"Nodes {n_hosts}", f"Connections {workload.n_flows}"]
     for i in range(workload.n_flows):
         lines.append(
             f"{int(workload.src[i])}->{int(workload.dst[i])} id {i + 1} "
             f"start {int(workload.start_ps[i])} size {int(workload.size[i])}"
         )
-    Path(path).write_text("\n".join(lines) + "\n", encoding="ascii")
+    return "\n".join(lines) + "\n"
+
+
+def write_connection_matrix(
+    workload: Workload, n_hosts: int, path: str | Path, force: bool = False
+) -> None:
+    """Write the matrix atomically; an existing file only if fatpaths wrote it (or --force)."""
+    text = connection_matrix_text(workload, n_hosts)
+    write_owned_file(Path(path), text, MATRIX_SIGNATURE, force)
 
 
 def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:

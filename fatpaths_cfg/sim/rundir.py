@@ -2,23 +2,33 @@
 
 By default a run goes to OUT/sim/<schemes>-<transport>-<workload>-seed<seed>. The directory
 keeps the run's parameters in run.json: the same command again replaces its own results, a run
-that differs in any other option (--mtu, --queue, ...) takes the next free `-2`, `-3`, ... An
-explicit `-o DIR` is used as given, but only when it is new, empty or an earlier run's.
+that differs in any other option (--mtu, --queue, ...) takes the next free `-2`, `-3`, ...
+
+A run directory is written like every fatpaths output (see `output`): staged beside its place
+and swapped in whole, with a marker listing its files. A directory is replaced only when that
+marker says a simulate run wrote it and it holds nothing else: a user's folder that happens to
+hold a run.json is theirs (an explicit `-o DIR` refuses it, unless --force; a default place
+moves on to the next free name).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.output import StagedOutput, check_output_target
 
-from .run import LOAD_BALANCING
+if TYPE_CHECKING:
+    from .results import SimResult
 
 RUN_FILE = "run.json"
-# Everything a run writes, at its top and in its per-scheme folders (with --compare).
-RESULT_FILES = ("flows.csv", "summary.json", "fct_cdf.png", "fct_vs_size.png", RUN_FILE)
+# The command named in the marker of a run directory.
+RUN_KIND = "simulate"
 
 Parameters = dict[str, object]
 
@@ -49,45 +59,56 @@ def _recorded(folder: Path) -> Parameters | None:
     return data if isinstance(data, dict) else None
 
 
-def _is_run(folder: Path) -> bool:
-    return (folder / RUN_FILE).is_file()
+def _same_run(folder: Path, parameters: Parameters) -> bool:
+    """`folder` is an earlier simulate run of exactly these parameters, and nothing else."""
+    try:
+        check_output_target(folder, RUN_KIND)
+    except UserErrors:
+        return False
+    return _recorded(folder) == parameters
 
 
 def default_run_directory(sim_root: Path, name: str, parameters: Parameters) -> Path:
-    """OUT/sim/NAME, or NAME-2, NAME-3, ... when NAME holds a run with other parameters."""
+    """OUT/sim/NAME, or NAME-2, NAME-3, ... when NAME holds anything but an earlier run with
+    these parameters (another run's results, or files fatpaths did not write)."""
     candidate, suffix = sim_root / name, 1
-    while candidate.exists() and _recorded(candidate) != parameters:
+    while candidate.exists() and not _same_run(candidate, parameters):
         suffix += 1
         candidate = sim_root / f"{name}-{suffix}"
     return candidate
 
 
-def check_explicit_directory(folder: Path) -> None:
-    """-o DIR: refuse a directory holding anything but an earlier run (its files would mix)."""
-    if folder.exists() and not folder.is_dir():
-        raise UserErrors.single(folder, "", "-o names a file", "give a directory")
-    if folder.is_dir() and any(folder.iterdir()) and not _is_run(folder):
-        raise UserErrors.single(
-            folder,
-            "",
-            "-o names a directory that is not empty and holds no earlier simulate run",
-            "give a new or empty directory, so results do not mix with other files",
-        )
+def check_run_directory(folder: Path, protected: Sequence[Path], force: bool) -> None:
+    """-o DIR: new, empty, or an earlier simulate run holding only what it wrote (else its
+    files would mix with the results, or be replaced by them), unless --force."""
+    check_output_target(folder, RUN_KIND, protected, force)
 
 
-def prepare_run_directory(folder: Path, parameters: Parameters) -> None:
-    """Empty `folder` of an earlier run's results and record this run's parameters."""
-    _remove_results(folder)
-    for scheme in LOAD_BALANCING:
-        sub = folder / scheme
-        if sub.is_dir():
-            _remove_results(sub)
-            if not any(sub.iterdir()):
-                sub.rmdir()
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / RUN_FILE).write_text(json.dumps(parameters, indent=2) + "\n", encoding="utf-8")
+def write_run_directory(
+    folder: Path,
+    parameters: Parameters,
+    results: Mapping[str, SimResult],
+    host_names: list[str],
+    plot: bool,
+    protected: Sequence[Path] = (),
+    force: bool = False,
+) -> bool:
+    """Write run.json, each scheme's flows.csv and summary.json (in a folder per scheme when
+    several ran) and, with `plot`, the figures; swap the whole in as `folder`. Returns whether
+    fct_vs_size.png was drawn (it is not when every flow has the same size)."""
+    with StagedOutput(folder, RUN_KIND, protected, force) as staged:
+        staged.add_text(RUN_FILE, json.dumps(parameters, indent=2) + "\n")
+        for scheme, result in results.items():
+            prefix = f"{scheme}/" if len(results) > 1 else ""
+            flows = partial(result.write_flows_csv, host_names=host_names)
+            staged.add_written(f"{prefix}flows.csv", flows)
+            staged.add_written(f"{prefix}summary.json", result.write_summary_json)
+        by_size = True
+        if plot:
+            # Imported here: matplotlib's import costs several times a small run's simulation.
+            from .plots import plot_fct_cdf, plot_fct_vs_size
 
-
-def _remove_results(folder: Path) -> None:
-    for name in RESULT_FILES:
-        (folder / name).unlink(missing_ok=True)
+            staged.add_written("fct_cdf.png", partial(plot_fct_cdf, results))
+            by_size = staged.add_written("fct_vs_size.png", partial(plot_fct_vs_size, results))
+        staged.commit()
+    return by_size

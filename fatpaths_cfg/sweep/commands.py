@@ -6,6 +6,7 @@ commands do not pay for them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +43,27 @@ EXIT_INTERRUPTED = 130
 
 SCHEDULER_HELP = "Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a "
 SCHEDULER_HELP += "local cluster sized to this machine)."
+# What Dask's Client accepts from a user: [SCHEME://]HOST:PORT, an IPv6 host in brackets.
+_SCHEDULER_ADDRESS = re.compile(
+    r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})/?"
+)
+
+
+def check_scheduler(address: str | None) -> None:
+    """Refuse a --scheduler that is not an address before anything is loaded or written
+    (Dask's Client raised a bare ValueError on `junk`)."""
+    from fatpaths_cfg.errors import UserErrors
+
+    if address is None:
+        return
+    match = _SCHEDULER_ADDRESS.fullmatch(address)
+    if match is None or not 1 <= int(match["port"]) <= 65535:
+        raise UserErrors.single(
+            "--scheduler",
+            "",
+            f"{address!r} is not a Dask scheduler address",
+            "[tcp://]HOST:PORT, e.g. tcp://10.0.0.5:8786; leave it out for a local cluster",
+        )
 
 
 @dataclass(frozen=True)
@@ -199,6 +221,7 @@ def sweep_command(
     from fatpaths_cfg.sweep.results import check_results_folder, default_results
     from fatpaths_cfg.sweep.spec import load_sweep
 
+    run_or_exit(lambda: check_scheduler(scheduler))
     plan = run_or_exit(lambda: load_sweep(sweep_file))
     target = out or default_results(plan.name)
     folder = run_or_exit(lambda: check_results_folder(target, plan.name))
@@ -323,6 +346,7 @@ def tune_command(
         tuned_inventory_text,
     )
 
+    run_or_exit(lambda: check_scheduler(scheduler))
     if metric not in METRIC_TASK:
         error = UserErrors.single("--metric", "", f"unknown metric {metric!r}", "mat or fct_p99_us")
         run_or_exit(lambda: _raise(error))

@@ -46,7 +46,7 @@ def connect(scheduler: str | None, workers: int | None = None) -> Iterator[tuple
     if scheduler:
         try:
             client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address
             raise UserErrors.single(
                 "--scheduler",
                 "",

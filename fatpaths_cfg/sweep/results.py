@@ -36,6 +36,13 @@ def check_results_folder(directory: Path, sweep_name: str) -> ResultsFolder:
     folder = ResultsFolder(directory)
     if directory.exists() and not directory.is_dir():
         raise UserErrors.single(directory, "", "exists and is not a folder", "choose another -o")
+    # The nearest part of the path that exists must be a folder to create the rest in
+    # (-o notes.txt/sub crashed in mkdir once the sweep had run).
+    existing = next((p for p in directory.parents if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UserErrors.single(
+            directory, "", f"{existing} is a file, not a folder", "choose another -o"
+        )
     if not directory.exists() or not any(directory.iterdir()):
         return folder
     marker = _read_marker(folder)

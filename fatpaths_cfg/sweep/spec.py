@@ -76,11 +76,12 @@ class RoutingPoint(_Strict):
 
 
 class RoutingGrid(_Strict):
-    layers: list[int] | None = None
-    rho: list[Annotated[float, Field(strict=False)]] | None = None
-    algorithm: list[LayerAlgorithmName] | None = None
-    ecmp_within_layer: list[bool] | None = None
-    acyclic: list[bool] | None = None
+    # An empty axis would multiply the grid down to no point at all: a sweep that runs nothing.
+    layers: Annotated[list[int], Field(min_length=1)] | None = None
+    rho: Annotated[list[Annotated[float, Field(strict=False)]], Field(min_length=1)] | None = None
+    algorithm: Annotated[list[LayerAlgorithmName], Field(min_length=1)] | None = None
+    ecmp_within_layer: Annotated[list[bool], Field(min_length=1)] | None = None
+    acyclic: Annotated[list[bool], Field(min_length=1)] | None = None
 
 
 class AnalyzeTask(_Strict):
@@ -125,6 +126,8 @@ class SimulateTask(_Strict):
     @field_validator("size")
     @classmethod
     def _size(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and not value:
+            raise ValueError("give at least one size")
         for size in _listed(value):
             if size != "websearch":
                 parse_bytes(size)
@@ -161,7 +164,7 @@ class SweepSpec(_Strict):
     topologies: Annotated[list[TopologyEntry], Field(min_length=1)]
     routing: RoutingPoint = RoutingPoint()
     grid: RoutingGrid | None = None
-    points: list[RoutingPoint] | None = None
+    points: Annotated[list[RoutingPoint], Field(min_length=1)] | None = None
     seeds: Annotated[list[Seed], Field(min_length=1)] = [1]
     tasks: Annotated[list[TaskEntry], Field(min_length=1)]
 

@@ -9,13 +9,14 @@ from pathlib import Path
 import typer
 
 from fatpaths_cfg.commands import run_or_exit
-from fatpaths_cfg.output import dumps_json
+from fatpaths_cfg.output import OutputTree, check_output_target
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES
 from fatpaths_cfg.verify.report import report_json, report_markdown
 from fatpaths_cfg.verify.run import VerifyReport, verify_output
 
 EXIT_FABRIC_WRONG = 1
+REPORT_FILES = frozenset({"report.json", "report.md"})
 # Lines of findings printed to the terminal; the report files hold all of them.
 PRINTED_FINDINGS = 20
 
@@ -72,11 +73,19 @@ def verify_command(
     report_dir: Path | None = typer.Option(
         None, "--report", help="Directory for report.json / report.md (default: OUT/verify)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace the --report directory even if fatpaths did not write it."
+    ),
 ) -> None:
     """Prove that the rendered configs forward every layer correctly.
 
     Also says which layers can be lossless (PFC classes without a buffer dependency cycle)."""
     platforms = [p for item in platform for p in item.split(",") if p]
+    target = report_dir or out / "verify"
+    # OUT/verify is fatpaths' own place; reports written there before output markers existed
+    # are replaced, and nothing else in it is.
+    unmarked = REPORT_FILES if report_dir is None else frozenset()
+    run_or_exit(lambda: check_output_target(target, "verify", [out], force, unmarked))
     report = run_or_exit(
         lambda: verify_output(out, platforms or None, lossless_classes, require_lossless)
     )
@@ -84,10 +93,10 @@ def verify_command(
         from fatpaths_cfg.verify.batfish import check_with_batfish
 
         report.batfish = run_or_exit(lambda: check_with_batfish(out, batfish))
-    target = report_dir or out / "verify"
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "report.json").write_text(dumps_json(report_json(report)), encoding="utf-8")
-    (target / "report.md").write_text(report_markdown(report), encoding="utf-8")
+    tree = OutputTree("verify")
+    tree.add_json("report.json", report_json(report))
+    tree.add_text("report.md", report_markdown(report))
+    run_or_exit(lambda: tree.commit(target, [out], force, unmarked))
     _summary(report)
     print(f"{'PASS' if report.ok else 'FAIL'}: report in {target}")
     if not report.ok:
