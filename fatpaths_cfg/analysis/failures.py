@@ -181,8 +181,8 @@ def index_paths(
     planes, racks = rack_switches.shape
     options, pairs = planes * layers, racks * racks
     cable_of = np.full((nr, nr), -1, dtype=np.int64)
-    for link in fabric.links:
-        cable_of[link.a, link.b] = cable_of[link.b, link.a] = link.index
+    for number, link in enumerate(fabric.links):  # cables are numbered by position
+        cable_of[link.a, link.b] = cable_of[link.b, link.a] = number
     cables = len(fabric.links)
     elements_in_all = cables + nr
     paths_in_all = pairs * options
