@@ -15,8 +15,11 @@ from fatpaths_cfg import api
 from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.failures import (
     PathIndex,
+    elements_of,
     failed_together,
     index_paths,
+    pairs_losing_all,
+    rack_name,
     random_failures,
     single_failures,
     worst,
@@ -90,6 +93,11 @@ def test_ring_single_failures_are_counted_exactly() -> None:
     )
     table = single_failures(index)
     assert [table.names[i] for i in worst(table, 1)] == [c01]
+    lost = pairs_losing_all(index, [_cable(fabric, 0, 1)])
+    named = [f"{rack_name(index, a)} -> {rack_name(index, b)}" for a, b in lost]
+    assert named == ["s0 -> s1", "s0 -> s2", "s1 -> s0"]
+    # s1 down: its own pairs are gone with its host; s0 -> s2 had both layers through it.
+    assert pairs_losing_all(index, [index.cables + 1]).tolist() == [[0, 2]]
 
 
 def test_ring_failures_together_union_their_paths() -> None:
@@ -198,6 +206,11 @@ def test_planes_a_failed_plane_leaves_the_other(tmp_path: Path) -> None:
         expected = _slow_walk(fabric, next_hop, set(), set(fabric.switches_of_plane(plane)))
         assert {c: row[c] for c in COLUMNS} == expected
         assert row["lost_hosts"] == 0 and row["keep_one"] == row["host_pairs"] == 4 * 3
+        table = single_failures(index)
+        number = table.names.index(f"plane {plane}")
+        assert len(elements_of(index, table, number)) == 4
+        assert pairs_losing_all(index, elements_of(index, table, number)).size == 0
+    assert rack_name(index, 0) == "a1/b1"
     # With two planes a switch takes no host down: its plane's paths of its hosts break.
     a1 = rows["a1"]
     assert a1["lost_hosts"] == 0 and a1["host_pairs"] == 12
@@ -246,7 +259,11 @@ def test_analyze_failures_writes_json_plot_and_lines(slimfly_q5: Path, tmp_path:
         (3, "cables"),
     ]
     assert data["summary"][0]["mean_keep_one"] == 1.0
-    assert len(data["worst"]) == 2 and data["worst"][0] in data["failures"]
+    assert len(data["worst"]) == 2
+    first_worst = data["worst"][0]
+    named = first_worst.pop("named_switch_pairs")
+    assert len(named) == min(20, first_worst.pop("switch_pairs_losing_all")) > 0
+    assert first_worst in data["failures"] and " -> " in named[0]
     assert " - " in data["failures"][0]["failure"]  # a cable is named by both ends
     assert (target / "failures.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = result.output.splitlines()

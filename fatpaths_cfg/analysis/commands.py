@@ -203,7 +203,8 @@ def analyze_command(
     results: Path | None = typer.Option(
         None,
         "--results",
-        help="Where to write analysis.json and analysis.png (default OUT/analysis).",
+        help="Where to write analysis.json and analysis.png (default OUT/analysis; "
+        "OUT/failures, OUT/planes, OUT/convergence for those).",
     ),
     convergence: bool = typer.Option(
         False,

@@ -11,10 +11,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from fatpaths_cfg.analysis.failures import (
+    FailureTable,
     PathIndex,
     ProgressHook,
     RandomPoint,
+    elements_of,
     index_paths,
+    pairs_losing_all,
+    rack_name,
     random_failures,
     single_failures,
     single_point,
@@ -27,6 +31,9 @@ SEMANTICS = (
     "the layer's next hops uses no failed cable or switch; host pairs are ordered; host pairs "
     "with a host whose every uplink switch failed are left out of the denominator"
 )
+
+# Switch pairs named per worst failure (all of them are counted).
+NAMED_PAIRS = 20
 
 
 @dataclass(frozen=True)
@@ -63,9 +70,19 @@ def study_failures(
         "semantics": SEMANTICS,
         "random": {"kind": study.kind, "samples": study.samples, "seed": study.seed},
         "summary": [asdict(p) for p in points],
-        "worst": [rows[i] for i in worst(table, study.worst)],
+        "worst": [_named_losses(index, table, rows[i], i) for i in worst(table, study.worst)],
         "failures": rows,
     }
+
+
+def _named_losses(
+    index: PathIndex, table: FailureTable, row: dict[str, Any], number: int
+) -> dict[str, Any]:
+    """A worst failure's row plus the switch pairs (source -> destination) it leaves without
+    a working layer, the first `NAMED_PAIRS` of them."""
+    lost = pairs_losing_all(index, elements_of(index, table, number))
+    names = [f"{rack_name(index, a)} -> {rack_name(index, b)}" for a, b in lost[:NAMED_PAIRS]]
+    return {**row, "switch_pairs_losing_all": len(lost), "named_switch_pairs": names}
 
 
 def _baseline(index: PathIndex) -> RandomPoint:

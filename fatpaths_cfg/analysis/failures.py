@@ -55,6 +55,7 @@ class PathIndex:
     planes: int
     layers: int
     rack_switches: np.ndarray  # (planes, racks) switch of each rack in each plane
+    switch_planes: np.ndarray  # (switches,) each switch's plane
     rack_hosts: np.ndarray  # (racks,) hosts per rack
     weight: np.ndarray  # (racks * racks,) ordered host pairs per ordered rack pair
     working: np.ndarray  # (racks * racks,) options that work with nothing failed
@@ -220,6 +221,7 @@ def index_paths(
         planes=planes,
         layers=layers,
         rack_switches=rack_switches,
+        switch_planes=fabric.plane_of_switch,
         rack_hosts=rack_hosts,
         weight=weight.ravel(),
         working=working_per_plane.sum(axis=0),
@@ -415,13 +417,41 @@ def _leftover(
 def failed_together(index: PathIndex, elements: Sequence[int] | np.ndarray) -> dict[str, int]:
     """What failing these elements at once leaves (a random draw, or any chosen set)."""
     chosen = np.asarray(elements, dtype=np.int64)
+    switches = chosen[chosen >= index.cables] - index.cables
+    return _leftover(index, _broken_per_pair(index, chosen), switches, 0)
+
+
+def pairs_losing_all(index: PathIndex, elements: Sequence[int] | np.ndarray) -> np.ndarray:
+    """(n, 2) rack pairs (source, destination), with hosts on both ends still up, that these
+    elements failed together leave without a working option; by source, then destination."""
+    chosen = np.asarray(elements, dtype=np.int64)
+    after = index.working - _broken_per_pair(index, chosen)
+    lost = (index.working >= 1) & (after == 0) & (index.weight > 0)
+    failed = chosen[chosen >= index.cables] - index.cables
+    dead = np.asarray(np.isin(index.rack_switches, failed).all(axis=0))
+    lost &= ~(dead[:, None] | dead[None, :]).ravel()
+    pairs = np.flatnonzero(lost)
+    return np.stack([pairs // index.racks, pairs % index.racks], axis=1)
+
+
+def rack_name(index: PathIndex, rack: int) -> str:
+    """A rack by its switches' names, one per plane: `leaf1`, or `a1/b1` with two planes."""
+    return "/".join(index.names[index.cables + int(s)] for s in index.rack_switches[:, rack])
+
+
+def elements_of(index: PathIndex, table: FailureTable, row: int) -> np.ndarray:
+    """The elements a row of `single_failures` fails: one cable or switch, or a whole plane."""
+    if row < index.elements:
+        return np.array([row])
+    plane = int(table.names[row].split()[-1])
+    return index.cables + np.flatnonzero(index.switch_planes == plane)
+
+
+def _broken_per_pair(index: PathIndex, chosen: np.ndarray) -> np.ndarray:
+    """Per rack pair, the working options the chosen elements break together."""
     segments = [index.segment(int(e)) for e in chosen]
     paths = np.unique(np.concatenate(segments)) if segments else np.zeros(0, np.int64)
-    broken = np.bincount(
-        paths.astype(np.int64) // index.options, minlength=index.racks * index.racks
-    )
-    switches = chosen[chosen >= index.cables] - index.cables
-    return _leftover(index, broken, switches, 0)
+    return np.bincount(paths.astype(np.int64) // index.options, minlength=index.racks**2)
 
 
 def random_pool(index: PathIndex, kind: str) -> np.ndarray:
