@@ -21,6 +21,7 @@ from fatpaths_cfg.analysis.failures import (
     pairs_losing_all,
     rack_name,
     random_failures,
+    random_pool,
     single_failures,
     worst,
 )
@@ -230,6 +231,13 @@ def test_random_failures_repeat_with_their_seed_and_not_the_link_order() -> None
     assert any(p != first[0] for p in others)
     with pytest.raises(ValueError, match="4 cables"):
         random_failures(index, [5], 1, seed=3)
+    # Any three of the four switches leave one switch: only its own host pairs are counted,
+    # and they always work (s0's two hosts; a single host has no pair).
+    (three,) = random_failures(index, [3], 8, seed=3, kind="switches")
+    assert three.worst_keep_two == 1.0 and three.mean_lost_all == 0.0
+    assert random_pool(index, "any").size == index.cables + 4
+    with pytest.raises(ValueError, match="routers"):
+        random_pool(index, "routers")
 
 
 def _app() -> typer.Typer:
