@@ -476,7 +476,7 @@ def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy
     pool = {"cables": len(fabric.links), "switches": fabric.nr}.get(
         study.kind, len(fabric.links) + fabric.nr
     )
-    if study.k_max > pool:
+    if study.k_max > max(pool, 1):  # k = 1 is every single failure, not a draw
         console.print(
             f"error: --k-max {study.k_max}: {fabric.name} has {pool} {study.kind} to fail",
             style="red",

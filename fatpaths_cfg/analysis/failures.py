@@ -499,22 +499,26 @@ def random_failures(
 
 
 def _point(k: int, kind: str, draws: list[dict[str, int]]) -> RandomPoint:
-    def shares(column: str) -> np.ndarray:
-        return np.array([d[column] / d["host_pairs"] if d["host_pairs"] else np.nan for d in draws])
+    """Mean and worst shares over the draws that left a host pair to count."""
+    counted = [d for d in draws if d["host_pairs"]]
+    broken = round(float(np.mean([d["broken_paths"] for d in draws])), 2) if draws else 0.0
+    if not counted:  # no draws, or every draw cut every host off
+        return RandomPoint(k, kind, len(draws), None, None, None, None, None, broken)
 
-    one, two, lost = shares("keep_one"), shares("keep_two"), shares("lost_all")
-    if np.isnan(one).all():  # every draw cut every host off
-        one = two = lost = np.array([np.inf])
+    def shares(column: str) -> np.ndarray:
+        return np.array([d[column] / d["host_pairs"] for d in counted])
+
+    one, two = shares("keep_one"), shares("keep_two")
     return RandomPoint(
         k=k,
         kind=kind,
         samples=len(draws),
-        mean_keep_one=_rounded(np.nanmean(one)),
-        worst_keep_one=_rounded(np.nanmin(one)),
-        mean_keep_two=_rounded(np.nanmean(two)),
-        worst_keep_two=_rounded(np.nanmin(two)),
-        mean_lost_all=_rounded(np.nanmean(lost)),
-        mean_broken_paths=round(float(np.mean([d["broken_paths"] for d in draws])), 2),
+        mean_keep_one=_rounded(one.mean()),
+        worst_keep_one=_rounded(one.min()),
+        mean_keep_two=_rounded(two.mean()),
+        worst_keep_two=_rounded(two.min()),
+        mean_lost_all=_rounded(shares("lost_all").mean()),
+        mean_broken_paths=broken,
     )
 
 
