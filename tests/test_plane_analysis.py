@@ -160,7 +160,17 @@ def test_analyze_planes_on_a_compiled_four_plane_fabric(tmp_path: Path) -> None:
     def _root() -> None:
         """test app"""
 
-    args = ["analyze", str(out), "--planes", "--k", "1,4", "--failures", "0,0.25", "--trials", "2"]
+    args = [
+        "analyze",
+        str(out),
+        "--planes",
+        "--k",
+        "1,4",
+        "--failure-shares",
+        "0,0.25",
+        "--trials",
+        "2",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads((out / "planes" / "planes.json").read_text())

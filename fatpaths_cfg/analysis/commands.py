@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import typer
@@ -25,6 +25,9 @@ from fatpaths_cfg.analysis.traffic import (
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.analysis.failure_report import FailureStudy
 
 console = make_console()
 
@@ -200,7 +203,8 @@ def analyze_command(
     results: Path | None = typer.Option(
         None,
         "--results",
-        help="Where to write analysis.json and analysis.png (default OUT/analysis).",
+        help="Where to write analysis.json and analysis.png (default OUT/analysis; "
+        "OUT/failures, OUT/planes, OUT/convergence for those).",
     ),
     convergence: bool = typer.Option(
         False,
@@ -230,15 +234,46 @@ def analyze_command(
     ),
     failure_shares: str = typer.Option(
         "0,0.1,0.2,0.3,0.4,0.5",
-        "--failures",
+        "--failure-shares",
         help="Comma-separated shares of links failed (--planes).",
     ),
     trials: int = typer.Option(5, "--trials", min=1, help="Failure draws per share (--planes)."),
+    failures: bool = typer.Option(
+        False,
+        "--failures",
+        help="Instead: failure what-if of the static routes: every single cable, switch (and "
+        "plane) failed, then k = 2..K random failures; host pairs keeping >= 1 and >= 2 "
+        "working layers (writes OUT/failures).",
+    ),
+    k_max: int = typer.Option(
+        3, "--k-max", min=1, help="Random failures up to k = K at once (--failures)."
+    ),
+    samples: int = typer.Option(100, "--samples", min=1, help="Random draws per k (--failures)."),
+    random_kind: str = typer.Option(
+        "cables",
+        "--random",
+        help="What random failures fail (--failures): cables, switches or any.",
+    ),
+    worst: int = typer.Option(
+        10, "--worst", min=0, help="Worst single failures named (--failures)."
+    ),
 ) -> None:
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
     from fatpaths_cfg.commands import run_or_exit
 
+    if failures + planes + convergence > 1:
+        console.print(
+            "error: --failures, --planes and --convergence are separate analyses: give one",
+            style="red",
+        )
+        raise typer.Exit(2)
     compiled = run_or_exit(lambda: load_compiled(out))
+    if failures:
+        from fatpaths_cfg.analysis.failure_report import FailureStudy
+
+        study = FailureStudy(k_max, samples, seed, random_kind, worst)
+        failures_command(compiled, results or out / "failures", study)
+        return
     if planes:
         planes_command(
             compiled,
@@ -393,9 +428,9 @@ def planes_command(
         )
         raise typer.Exit(2)
     ks = _numbers(k_values, "--k", int)
-    shares = _numbers(failure_shares, "--failures", float)
+    shares = _numbers(failure_shares, "--failure-shares", float)
     if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
-        console.print("error: --k values must be >= 1 and --failures shares in [0, 1]", style="red")
+        console.print("error: --k values must be >= 1 and --failure-shares in [0, 1]", style="red")
         raise typer.Exit(2)
     plane_set, members = plane_set_from_fabric(compiled.fabric)
     run_or_exit(lambda: check_output_target(target, "analyze"))
@@ -418,6 +453,53 @@ def planes_command(
             f"{point['mean_hops']:.3f}, unreachable pairs {point['unreachable']:.2%}"
         )
     console.print(f"wrote {target / 'planes.json'} and {target / 'planes.png'}", markup=False)
+
+
+def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
+    from fatpaths_cfg.analysis.failure_report import (
+        failures_plot,
+        study_failures,
+        summary_lines,
+        worst_lines,
+    )
+    from fatpaths_cfg.analysis.failures import RANDOM_KINDS
+    from fatpaths_cfg.commands import run_or_exit
+
+    if study.kind not in RANDOM_KINDS:
+        console.print(
+            f"error: --random: unknown {study.kind} (one of {', '.join(RANDOM_KINDS)})",
+            style="red",
+            markup=False,
+        )
+        raise typer.Exit(2)
+    fabric = compiled.fabric
+    pool = {"cables": len(fabric.links), "switches": fabric.nr}.get(
+        study.kind, len(fabric.links) + fabric.nr
+    )
+    if study.k_max > max(pool, 1):  # k = 1 is every single failure, not a draw
+        console.print(
+            f"error: --k-max {study.k_max}: {fabric.name} has {pool} {study.kind} to fail",
+            style="red",
+            markup=False,
+        )
+        raise typer.Exit(2)
+    run_or_exit(lambda: check_output_target(target, "analyze"))
+    with make_progress(console=make_console(stderr=True)) as progress:
+        tasks: dict[str, Any] = {}
+
+        def advance(task: str, done: int, total: int) -> None:
+            if task not in tasks:
+                tasks[task] = progress.add_task(task, total=total)
+            progress.update(tasks[task], completed=done)
+
+        result = study_failures(compiled, study, advance)
+    tree = OutputTree("analyze")
+    tree.add_json_records("failures.json", result)
+    tree.add_bytes("failures.png", failures_plot(result))
+    run_or_exit(lambda: tree.commit(target))
+    for line in [*summary_lines(result), *worst_lines(result)]:
+        console.print(line, markup=False, highlight=False)
+    console.print(f"wrote {target / 'failures.json'} and {target / 'failures.png'}", markup=False)
 
 
 def add_commands(app: typer.Typer) -> None:
