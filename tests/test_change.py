@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -16,6 +17,7 @@ from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.layers.keep import EarlierCompile
 from fatpaths_cfg.plan.change import compare
+from fatpaths_cfg.plan.rounds import update_rounds, walk_state
 from fatpaths_cfg.plan.view import RouteView, view_from_data
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
@@ -284,3 +286,60 @@ def test_plan_refuses_bad_input_with_exit_2(tmp_path: Path) -> None:
     code, out, err = _plan(str(old), str(other))
     assert code == 2 and "unsupported schema" in err
     assert out == ""
+
+
+def _seed_views(seed_old: int, seed_new: int) -> tuple[RouteView, RouteView]:
+    loaded = load_inventory(INVENTORIES / "slimfly-q5.yaml")
+    spec = loaded.spec.routing
+    old = api.compile_loaded(loaded, spec.model_copy(update={"seed": seed_old}))
+    new = api.compile_loaded(loaded, spec.model_copy(update={"seed": seed_new}))
+    return _view(old), _view(new)
+
+
+def test_rounds_take_every_route_from_old_to_new_without_a_loop() -> None:
+    old, new = _seed_views(1, 2)
+    update = update_rounds(old, new)
+    assert update.proven
+    moved = [step for r in update.rounds for step in r.steps]
+    changed = int((old.next_hop != new.next_hop).sum())
+    assert len(moved) == changed > 1000
+    # Round r holds exactly the routes whose new distance is r.
+    index = new.index
+    for update_round in update.rounds:
+        for step in update_round.steps[:50]:
+            layer = step.layer - 1
+            assert update_round.kind == "routes"
+            s, d = index[step.switch], index[step.destination]
+            assert int(new.dist[layer, s, d]) == update_round.number
+    assert np.array_equal(update.states[-1], new.next_hop)
+
+
+def test_the_walk_finds_the_loops_of_an_unordered_update() -> None:
+    """Half the switches on the new tables, half on the old (a deploy in no order): the
+    walk must find loops, or the rounds' proof would prove nothing."""
+    old, new = _seed_views(1, 2)
+    half = np.random.default_rng(3).random(new.nr) < 0.5
+    mixed = np.where(half[None, :, None], new.next_hop, old.next_hop).astype(np.int64)
+    cables = new.layer_adjacency(0)
+    expected = (old.next_hop >= 0) & (new.next_hop >= 0)
+    proof = walk_state(mixed, cables, expected, new.switches)
+    assert proof.loops > 0.02 * proof.walked
+    assert "loop" in proof.witness
+    clean = walk_state(new.next_hop.astype(np.int64), cables, expected, new.switches)
+    assert clean.ok and clean.walked == proof.walked
+
+
+def test_a_blackhole_is_found_where_a_route_is_missing_or_its_cable_is_down() -> None:
+    _, new = _seed_views(1, 1)
+    hops = new.next_hop.astype(np.int64)
+    expected = hops >= 0
+    cables = new.layer_adjacency(0)
+    assert walk_state(hops, cables, expected, new.switches).ok
+    hole = hops.copy()
+    hole[0, 3, 7] = -1
+    proof = walk_state(hole, cables, expected, new.switches)
+    assert proof.blackholes >= 1 and proof.loops == 0
+    down = cables.copy()
+    s, h = 3, int(hops[0, 3, 7])
+    down[s, h] = down[h, s] = False
+    assert walk_state(hops, down, expected, new.switches).blackholes >= 1

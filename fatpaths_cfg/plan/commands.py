@@ -52,7 +52,7 @@ def plan_command(
     else:
         text = plan_text(plan)
     sys.stdout.write(text)
-    if not plan.verdict.ok:
+    if not plan.ok:
         raise typer.Exit(EXIT_NEW_FAILS)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from fatpaths_cfg.plan.change import Change, LayerChange, SwitchChange
+from fatpaths_cfg.plan.rounds import Round
 from fatpaths_cfg.plan.run import Plan
 
 PLAN_SCHEMA = "fatpaths.plan/1"
@@ -34,6 +35,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "first_findings": plan.verdict.findings,
             "platforms": plan.verdict.platforms,
         },
+        "rounds": [r.to_json() for r in plan.update.rounds],
         "cables_added": change.cables_added,
         "cables_removed": change.cables_removed,
         "layers": [layer.to_json() for layer in change.layers],
@@ -79,8 +81,38 @@ def _summary_lines(plan: Plan) -> list[str]:
         f"host pairs whose working layers change: {change.host_pairs_working_layers_changed} "
         f"of {change.host_pairs}",
         _verdict_line(plan),
+        _rounds_line(plan),
     ]
     return lines
+
+
+def _rounds_line(plan: Plan) -> str:
+    rounds = plan.update.rounds
+    failed = plan.update.failed_round()
+    if failed is not None and failed.proof is not None:
+        return (
+            f"update rounds: {len(rounds)}, NOT loop-free: after round {failed.number} "
+            f"({failed.kind}) {failed.proof.loops} loops, {failed.proof.blackholes} "
+            f"blackholes; {failed.proof.witness}"
+        )
+    walked = sum(r.proof.walked for r in rounds if r.proof is not None)
+    return (
+        f"update rounds: {len(rounds)}, every state walked ({walked} walks): 0 loops, 0 blackholes"
+    )
+
+
+def _round_cells(update_round: Round) -> list[str]:
+    proof = update_round.proof
+    return [
+        str(update_round.number),
+        update_round.kind,
+        str(len(update_round.steps)),
+        str(len(update_round.switches)),
+        "-" if proof is None else f"{proof.loops} / {proof.blackholes}",
+    ]
+
+
+ROUND_HEADER = ["round", "kind", "routes", "switches", "loops / blackholes after"]
 
 
 def _stats(layer: LayerChange, side: str) -> str:
@@ -130,6 +162,12 @@ def plan_text(plan: Plan) -> str:
         lines.append(
             f"layer {cells[0]}: +{cells[1]} -{cells[2]} links; before {cells[3]}; after {cells[4]}"
         )
+    for update_round in plan.update.rounds:
+        cells = _round_cells(update_round)
+        lines.append(
+            f"round {cells[0]} ({cells[1]}): {cells[2]} routes on {cells[3]} switches; "
+            f"after it {cells[4]} loops / blackholes"
+        )
     for switch in plan.change.switches:
         if switch.status == "same":
             continue
@@ -153,10 +191,13 @@ def plan_markdown(plan: Plan) -> str:
     """One screen as a pull-request comment; the per-switch and per-cable detail folded."""
     change = plan.change
     verdict = plan.verdict
-    mark = "✅" if verdict.ok else "❌"
+    mark = "✅" if plan.ok else "❌"
     lines = [f"### {mark} fatpaths plan: {change.new}", ""]
     lines += [f"- {line}" for line in _summary_lines(plan)[1:]]
     lines += ["", *_md_table(LAYER_HEADER, [_layer_cells(layer) for layer in change.layers])]
+    rounds = [_round_cells(r) for r in plan.update.rounds]
+    lines += ["", f"<details><summary>{len(rounds)} update rounds</summary>", ""]
+    lines += [*_md_table(ROUND_HEADER, rounds), "", "</details>"]
     changed = [s for s in change.switches if s.status != "same"]
     if changed:
         lines += ["", f"<details><summary>{len(changed)} switches change</summary>", ""]
@@ -184,6 +225,12 @@ def plan_junit(plan: Plan) -> str:
     if verdict.checked:
         failure = None if verdict.ok else "\n".join(verdict.findings)
         cases.append(("forwarding check on NEW", failure))
+    for update_round in plan.update.rounds:
+        proof = update_round.proof
+        failure = None
+        if proof is not None and not proof.ok:
+            failure = f"{proof.loops} loops, {proof.blackholes} blackholes: {proof.witness}"
+        cases.append((f"state after round {update_round.number} is loop-free", failure))
     for layer in plan.change.layers:
         after = layer.after
         if after is None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.plan.change import Change, compare
+from fatpaths_cfg.plan.rounds import UpdatePlan, update_rounds
 from fatpaths_cfg.plan.view import RouteView, view_from_data
 
 # fabric.json versions a plan reads; an output of the previous version can be OLD, so an
@@ -38,6 +39,11 @@ class Plan:
     new_is_inventory: bool
     change: Change
     verdict: Verdict
+    update: UpdatePlan  # the loop-free rounds from OLD to NEW, each state proven
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict.ok and self.update.proven
 
 
 def read_view(directory: Path, role: str) -> RouteView:
@@ -115,9 +121,11 @@ def make_plan(
         progress("reading NEW")
         new_view = read_view(new, "NEW")
         change = _checked_compare(old, new, old_view, new_view)
+        progress("ordering and proving the update rounds")
+        update = update_rounds(old_view, new_view)
         progress("checking NEW's forwarding")
         verdict = _verdict(new) if check else Verdict(False)
-        return Plan(str(old), str(new), False, change, verdict)
+        return Plan(str(old), str(new), False, change, verdict, update)
     from fatpaths_cfg import api
     from fatpaths_cfg.layers.keep import read_earlier
 
@@ -126,6 +134,8 @@ def make_plan(
     compiled = api.compile_fabric(new, keep_layers=earlier)
     new_view = view_from_data(compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop)
     change = _checked_compare(old, new, old_view, new_view)
+    progress("ordering and proving the update rounds")
+    update = update_rounds(old_view, new_view)
     verdict = Verdict(False)
     if check:
         progress("rendering and checking NEW")
@@ -133,7 +143,7 @@ def make_plan(
             target = Path(scratch) / "new"
             api.write_output(compiled, new, target)
             verdict = _verdict(target)
-    return Plan(str(old), str(new), True, change, verdict)
+    return Plan(str(old), str(new), True, change, verdict, update)
 
 
 def _checked_compare(old: Path, new: Path, old_view: RouteView, new_view: RouteView) -> Change:
