@@ -17,8 +17,8 @@ from fatpaths_cfg.console import make_console
 
 if TYPE_CHECKING:
     from fatpaths_cfg.deploy.cabling import CablingProblem
-    from fatpaths_cfg.deploy.devices import Access
-    from fatpaths_cfg.deploy.push import DeployReport, SwitchResult
+    from fatpaths_cfg.deploy.devices import Access, DeviceBook
+    from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, SwitchResult
 
 console = make_console()
 STATUS_STYLE = {
@@ -184,6 +184,19 @@ def deploy_command(
     lldp_socket: str | None = typer.Option(
         None, "--lldp-socket", help="lldpcli -u on the device (lldpd with its own socket)."
     ),
+    from_old: Path | None = typer.Option(
+        None,
+        "--from",
+        metavar="OLD_OUT",
+        help="The compiled output the fabric runs now: change it to OUT in the plan's "
+        "loop-free rounds, each read back and walked before the next (frr, linux).",
+    ),
+    on_failure: str = typer.Option(
+        "rollback",
+        "--on-failure",
+        help="With --from, when a round fails: rollback (undo every round, exit 1) or hold "
+        "(undo the failed round only, keep the last verified one, exit 1).",
+    ),
 ) -> None:
     """Push compiled configs: diff against the running config, commit, read the routing tables
     back (prefixes and next hops), roll a switch back on any difference."""
@@ -217,6 +230,9 @@ def deploy_command(
             print_diff(result)
 
     names = _name_list(limit)
+    if from_old is not None:
+        _ordered(from_old, out, book, options, parallel, on_failure, names, dry_run)
+        return
     with console.status("deploying"):
         if confirm_commit:
             report = run_or_exit(lambda: confirm(out, names, book, options, parallel))
@@ -227,6 +243,65 @@ def deploy_command(
     print_report(report, "confirm" if confirm_commit else "deploy")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _ordered(
+    old: Path,
+    new: Path,
+    book: DeviceBook,
+    options: DeployOptions,
+    parallel: int,
+    on_failure: str,
+    names: list[str] | None,
+    dry_run: bool,
+) -> None:
+    from fatpaths_cfg.deploy.rounds import RoundResult, ordered_deploy
+    from fatpaths_cfg.errors import UserErrors
+
+    def refuse(problem: str, hint: str) -> None:
+        def raise_it() -> None:
+            raise UserErrors.single("--from", "", problem, hint)
+
+        run_or_exit(raise_it)
+
+    if on_failure not in ("rollback", "hold"):
+        refuse(f"--on-failure {on_failure!r}", "rollback or hold")
+    if names or dry_run or not options.commit or options.revert_in:
+        refuse(
+            "--from deploys every switch in rounds",
+            "leave out --limit, --dry-run, --no-commit and --confirm (see the rounds with "
+            "`fatpaths plan OLD OUT`)",
+        )
+
+    def show(result: RoundResult) -> None:
+        proof = result.proof
+        walked = (
+            f"{proof.loops} loops, {proof.blackholes} blackholes in {proof.walked} walks"
+            if proof
+            else "not walked"
+        )
+        label = "undo round" if result.undo else "round"
+        number = "" if result.number < 0 else f" {result.number}"
+        status = "ok" if result.ok else "FAILED"
+        print(
+            f"{label}{number} ({result.kind}): {len(result.switches)} switches; read back: "
+            f"{walked}; {status} ({result.seconds:.1f} s)",
+            flush=True,
+        )
+        for name, why in sorted(result.failed.items()):
+            print(f"  {name}: {why}", flush=True)
+        if proof and proof.witness:
+            print(f"  {proof.witness}", flush=True)
+
+    report = run_or_exit(
+        lambda: ordered_deploy(old, new, book, options, parallel, on_failure, show)
+    )
+    if report.outcome == "refused" and not report.rounds:
+        print(f"plan refused: {report.plan.verdict.findings[:1] or 'a state loops'}")
+    if report.final is not None:
+        print_report(report.final, "deploy (files)")
+    print(f"{report.outcome}; the fabric reads back as {report.state}")
+    raise typer.Exit(report.exit_code)
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -1,0 +1,418 @@
+"""Ordered deploy: OLD -> NEW in the plan's loop-free rounds (`fatpaths deploy NEW --from OLD`).
+
+Each round's route changes go to every switch it touches at once (frr: incremental vtysh
+commands, linux: `ip route replace`), every switch is read back, each touched switch must hold
+exactly the round's routes, and the read-back tables of the whole fabric are walked: only then
+does the next round start. A failure undoes the rounds in reverse (every state passed through is
+one the plan proved) and the fabric is walked again; `hold` keeps the last verified round. At
+the end the whole compiled files are committed as by a plain deploy (the routes are already in
+place, so the reload changes no route) and the fabric is walked once more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fatpaths_cfg.deploy.devices import DeviceBook
+from fatpaths_cfg.deploy.live import Addressing, live_fabric, route_lines, table_of
+from fatpaths_cfg.deploy.push import (
+    DeployOptions,
+    DeployReport,
+    DeployTarget,
+    deploy,
+    driver_for,
+    plan_targets,
+)
+from fatpaths_cfg.deploy.state import RouteTable
+from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.plan.rounds import CLEANUP, Round, StateProof, walk_state
+from fatpaths_cfg.plan.run import Plan, make_plan
+from fatpaths_cfg.plan.view import RouteView
+
+# Platforms whose driver changes single routes; the others replace whole configs only.
+ORDERED_PLATFORMS = ("frr", "linux")
+EXIT_ROLLED_BACK = 1
+EXIT_ROLLBACK_UNVERIFIED = 3
+
+RouteLine = tuple[str, str, str]  # (family, prefix, next-hop address)
+
+
+@dataclass
+class RoundResult:
+    number: int
+    kind: str
+    undo: bool
+    switches: list[str]
+    failed: dict[str, str] = field(default_factory=dict)  # switch -> why
+    proof: StateProof | None = None  # the walk of the whole fabric, read back after the round
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and self.proof is not None and self.proof.ok
+
+
+@dataclass
+class OrderedReport:
+    plan: Plan
+    rounds: list[RoundResult] = field(default_factory=list)
+    final: DeployReport | None = None
+    outcome: str = ""  # committed | rolled back | held | rollback not verified | not verified
+    state: str = ""  # the state the fabric was read back in
+    exit_code: int = 0
+
+
+class RoundFailure(Exception):
+    pass
+
+
+def _lines_of(view: RouteView, layer: int, switch: str, dest: str, hop: str) -> list[RouteLine]:
+    here = view.index
+    link = int(view.link_of[here[switch], here[hop]])
+    side = 0 if int(view.ends[link, 0]) == here[hop] else 1
+    out = []
+    for family in view.families:
+        prefix = view.subnets[family][layer][here[dest]]
+        address = view.link_addresses[family][link][side].split("/")[0]
+        out.append((family, prefix, address))
+    return out
+
+
+def frr_commands(add: list[RouteLine], remove: list[RouteLine], vtysh: Callable[..., str]) -> str:
+    """One vtysh call: the new routes first, then the old ones go (make before break: either
+    state of the switch is one the plan proved)."""
+    args = ["-c", "configure terminal"]
+    for family, prefix, hop in add:
+        args += ["-c", f"{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}"]
+    for family, prefix, hop in remove:
+        args += ["-c", f"no {'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}"]
+    return str(vtysh(*args))
+
+
+def linux_script(add: list[RouteLine], remove: list[RouteLine]) -> str:
+    """`replace` swaps a route's next hop in one step; a route with no successor is deleted."""
+    replaced = {(family, prefix) for family, prefix, _ in add}
+    lines = ["set -e"]
+    for family, prefix, hop in add:
+        six = " -6" if family == "v6" else ""
+        lines.append(f"ip{six} route replace {shlex.quote(prefix)} via {shlex.quote(hop)}")
+    for family, prefix, hop in remove:
+        if (family, prefix) in replaced:
+            continue
+        six = " -6" if family == "v6" else ""
+        lines.append(f"ip{six} route del {shlex.quote(prefix)} via {shlex.quote(hop)}")
+    return "\n".join(lines) + "\n"
+
+
+def check_ordered_platforms(platforms: set[str]) -> None:
+    refused = sorted(p for p in platforms if p not in ORDERED_PLATFORMS)
+    if refused:
+        raise UserErrors.single(
+            "--from",
+            "",
+            f"platform {', '.join(refused)} cannot change single routes, so it cannot be "
+            "deployed in rounds",
+            f"ordered deploy supports {', '.join(ORDERED_PLATFORMS)}; deploy the others "
+            "without --from",
+        )
+
+
+class _Fabric:
+    """Open drivers of every switch, and the tables the rounds expect of them."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        old: RouteView,
+        new: RouteView,
+        targets: list[DeployTarget],
+        options: DeployOptions,
+        parallel: int,
+    ) -> None:
+        self.plan, self.old, self.new = plan, old, new
+        self.update = plan.update
+        self.names = self.update.names
+        self.targets = {t.name: t for t in targets}
+        self.options, self.parallel = options, parallel
+        self.drivers: dict[str, Any] = {}
+        self.book = Addressing.of(self.names, new, old)
+        size = len(self.names)
+        where = {n: i for i, n in enumerate(self.names)}
+        self.cables = np.zeros((size, size), dtype=bool)
+        for view in (old, new):
+            for a, b in view.ends.tolist():
+                i, j = where[view.switches[a]], where[view.switches[b]]
+                self.cables[i, j] = self.cables[j, i] = True
+        self.old_hops = self._union(old)
+        self.new_hops = self._union(new)
+        self.both = (self.old_hops >= 0) & (self.new_hops >= 0)
+
+    def _union(self, view: RouteView) -> np.ndarray:
+        where = {n: i for i, n in enumerate(self.names)}
+        rows = np.array([where[n] for n in view.switches] + [-1], dtype=np.int64)
+        size = len(self.names)
+        hops = np.full((self.update.states[0].shape[0], size, size), -1, dtype=np.int64)
+        for layer in range(view.layer_count):
+            hops[layer][np.ix_(rows[:-1], rows[:-1])] = rows[view.next_hop[layer].astype(np.int64)]
+        return hops
+
+    def pool(self, work: Callable[[str], Any], names: list[str]) -> list[Any]:
+        with ThreadPoolExecutor(max_workers=max(1, self.parallel)) as pool:
+            return list(pool.map(work, names))
+
+    def open(self) -> dict[str, str]:
+        failed: dict[str, str] = {}
+
+        def one(name: str) -> None:
+            driver = driver_for(self.targets[name], self.options)
+            try:
+                driver.open()
+            except Exception as exc:  # any driver's connect error fails this switch
+                failed[name] = f"connect: {exc}"
+                return
+            self.drivers[name] = driver
+
+        self.pool(one, sorted(self.targets))
+        return failed
+
+    def close(self) -> None:
+        for driver in self.drivers.values():
+            # Closing a dead session must not hide the deploy's outcome.
+            with contextlib.suppress(Exception):
+                driver.close()
+
+    def expected(self, state: np.ndarray, name: str) -> RouteTable:
+        """What `name` holds in `state`: routes already moved written as NEW writes them, the
+        others as OLD does (they differ only where addresses changed)."""
+        applied = state != self.old_hops
+        moved = route_lines((self.new, self.old), self.names, np.where(applied, state, -1), name)
+        kept = route_lines((self.old, self.new), self.names, np.where(applied, -1, state), name)
+        return table_of({**kept, **moved})
+
+    def read(self, names: list[str]) -> dict[str, RouteTable | None]:
+        tables: dict[str, RouteTable | None] = {}
+
+        def one(name: str) -> None:
+            try:
+                rib, fib = self.drivers[name].get_route_tables()
+                tables[name] = fib
+                tables[f"{name}/rib"] = rib
+            except Exception:  # an unreadable switch is a failure, never an empty table
+                tables[name] = None
+
+        self.pool(one, names)
+        return tables
+
+    def settle(
+        self, state: np.ndarray, touched: list[str], final_state: bool = False
+    ) -> tuple[dict[str, str], StateProof]:
+        """Read every switch back (zebra installs asynchronously: wait up to verify_timeout
+        for the touched ones), compare the touched ones, walk the whole fabric."""
+        deadline = time.monotonic() + self.options.verify_timeout
+        present = [n for n in self.names if n in self.drivers]
+        while True:
+            tables = self.read(present)
+            problems = {}
+            for name in touched:
+                want = self.expected(state, name)
+                for kind in ("", "/rib"):
+                    got = tables.get(name + kind)
+                    if got is None and kind:
+                        continue  # a platform with no routing daemon has no RIB
+                    if got is None:
+                        problems[name] = "could not be read back"
+                    elif dict(got) != want:
+                        missing = sorted(set(want.items()) - set(got.items()))
+                        extra = sorted(set(got.items()) - set(want.items()))
+                        problems[name] = (
+                            f"{'rib' if kind else 'fib'}: {len(missing)} routes missing, "
+                            f"{len(extra)} not expected"
+                            + (f" (first missing {missing[0][0]})" if missing else "")
+                        )
+            if not problems or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        fib_tables = {n: tables.get(n) for n in present}
+        live = live_fabric(self.book, fib_tables)
+        # While rounds run, every route OLD and NEW share must hold; at the end, NEW's.
+        expected = (self.new_hops >= 0) if final_state else self.both.copy()
+        unread = [self.names.index(n) for n in live.unread]
+        expected[:, unread, :] = False
+        proof = walk_state(live.hops, self.cables, expected, self.names)
+        for name, lines in live.strays.items():
+            problems.setdefault(name, f"routes no compile has: {', '.join(lines[:3])}")
+        return problems, proof
+
+    def push(self, steps_round: Round, undo: bool) -> dict[str, str]:
+        """Apply one round's steps (or their inverse) on every switch they touch, at once."""
+        by_switch: dict[str, tuple[list[RouteLine], list[RouteLine]]] = {}
+        for step in steps_round.steps:
+            if step.switch not in self.targets:
+                continue  # a switch leaving the fabric keeps its routes; its cables go away
+            add, remove = by_switch.setdefault(step.switch, ([], []))
+            layer = step.layer - 1
+            new_lines = (
+                _lines_of(self.new, layer, step.switch, step.destination, step.new)
+                if step.new is not None
+                else []
+            )
+            old_lines = (
+                _lines_of(self.old, layer, step.switch, step.destination, step.old)
+                if step.old is not None
+                else []
+            )
+            if undo:
+                add.extend(old_lines)
+                remove.extend(new_lines)
+            else:
+                add.extend(new_lines)
+                remove.extend(old_lines)
+        failed: dict[str, str] = {}
+
+        def one(name: str) -> None:
+            driver = self.drivers.get(name)
+            if driver is None:
+                failed[name] = "not connected"
+                return
+            add, remove = by_switch[name]
+            try:
+                if self.targets[name].platform == "frr":
+                    driver.run(frr_commands(add, remove, driver.vtysh))
+                else:
+                    driver.run_script(linux_script(add, remove))
+            except Exception as exc:  # the device refused: this round failed on it
+                failed[name] = f"{type(exc).__name__}: {exc}"
+
+        self.pool(one, sorted(by_switch))
+        return failed
+
+
+def ordered_deploy(
+    old: Path,
+    new: Path,
+    book: DeviceBook,
+    options: DeployOptions,
+    parallel: int = 4,
+    on_failure: str = "rollback",
+    on_round: Callable[[RoundResult], None] | None = None,
+    before_round: Callable[[int], None] | None = None,
+) -> OrderedReport:
+    """OLD -> NEW in proven rounds; see the module's docstring. `before_round(k)` runs before
+    round k is pushed (tests fail a switch there)."""
+    from fatpaths_cfg.plan.run import read_view
+
+    plan = make_plan(old, new, keep_layers=False, check=True)
+    report = OrderedReport(plan)
+    if not plan.ok:
+        report.outcome, report.state, report.exit_code = "refused", "OLD (nothing pushed)", 1
+        return report
+    check_ordered_platforms(_platforms(new))
+    targets, skipped = plan_targets(new, None, book)
+    if skipped:
+        raise UserErrors.single(
+            "--devices",
+            "",
+            f"no access to {', '.join(skipped)}",
+            "an ordered deploy changes every switch a round touches: give every switch",
+        )
+    fabric = _Fabric(plan, read_view(old, "OLD"), read_view(new, "NEW"), targets, options, parallel)
+    try:
+        return _run(fabric, report, on_failure, on_round, before_round, new, book, options)
+    finally:
+        fabric.close()
+
+
+def _platforms(out: Path) -> set[str]:
+    data = json.loads((out / "fabric.json").read_text(encoding="utf-8"))
+    return {str(s["platform"]) for s in data["switches"]}
+
+
+def _run(
+    fabric: _Fabric,
+    report: OrderedReport,
+    on_failure: str,
+    on_round: Callable[[RoundResult], None] | None,
+    before_round: Callable[[int], None] | None,
+    new: Path,
+    book: DeviceBook,
+    options: DeployOptions,
+) -> OrderedReport:
+    failed = fabric.open()
+    rounds = fabric.update.rounds
+    states = [fabric.old_hops, *fabric.update.states]
+    start = RoundResult(-1, "read OLD", False, sorted(fabric.targets), failed)
+    problems, start.proof = fabric.settle(states[0], sorted(fabric.drivers))
+    start.failed.update(problems)
+    report.rounds.append(start)
+    if on_round:
+        on_round(start)
+    if not start.ok:
+        report.outcome, report.state, report.exit_code = "refused", "OLD (nothing pushed)", 1
+        return report
+    for index, update_round in enumerate(rounds):
+        if before_round:
+            before_round(update_round.number)
+        result = _apply(fabric, update_round, states[index + 1], undo=False)
+        report.rounds.append(result)
+        if on_round:
+            on_round(result)
+        if result.ok:
+            continue
+        # Undo: the failed round first (partly applied), then every verified one, in reverse.
+        last = index if on_failure == "hold" else 0
+        verified = True
+        for back in range(index, last - 1, -1):
+            undo = _apply(fabric, rounds[back], states[back], undo=True)
+            report.rounds.append(undo)
+            if on_round:
+                on_round(undo)
+            verified = verified and undo.ok
+        if not verified:
+            report.outcome = "rollback not verified"
+            report.state = "unknown: read back differs from every proven state"
+            report.exit_code = EXIT_ROLLBACK_UNVERIFIED
+        elif on_failure == "hold":
+            report.outcome = "held"
+            report.state = f"after round {rounds[index - 1].number}" if index else "OLD"
+            report.exit_code = EXIT_ROLLED_BACK
+        else:
+            report.outcome, report.state = "rolled back", "OLD"
+            report.exit_code = EXIT_ROLLED_BACK
+        return report
+    # Every route is where NEW has it: the whole files go in (no route changes in the reload).
+    report.final = deploy(
+        new, None, book, replace(options, install_unchanged=True), fabric.parallel
+    )
+    final = RoundResult(rounds[-1].number + 1, "commit files", False, sorted(fabric.targets))
+    problems, final.proof = fabric.settle(states[-1], sorted(fabric.drivers), final_state=True)
+    final.failed = problems | {r.name: r.detail for r in report.final.results if not r.ok}
+    report.rounds.append(final)
+    if on_round:
+        on_round(final)
+    if final.ok:
+        report.outcome, report.state, report.exit_code = "committed", "NEW", 0
+    else:
+        report.outcome, report.state, report.exit_code = "not verified", "NEW routes", 1
+    return report
+
+
+def _apply(fabric: _Fabric, update_round: Round, state: np.ndarray, undo: bool) -> RoundResult:
+    started = time.monotonic()
+    result = RoundResult(update_round.number, update_round.kind, undo, update_round.switches)
+    result.failed = fabric.push(update_round, undo)
+    touched = [n for n in update_round.switches if n in fabric.drivers]
+    final = update_round.kind == CLEANUP and not undo
+    problems, result.proof = fabric.settle(state, touched, final_state=final)
+    result.failed.update(problems)
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
