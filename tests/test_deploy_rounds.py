@@ -4,6 +4,7 @@ that fails in round 2 sends every switch back to the old routing, read back and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,3 +145,71 @@ def test_ordered_deploy_refuses_a_platform_that_cannot_change_single_routes(
     )
     assert result.exit_code == 2
     assert "platform eos cannot change single routes" in result.output
+
+
+def _verify_live(out: Path, lab: NamespaceLab, devices: Path, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        build_app(),
+        [
+            "verify",
+            str(out),
+            "--live",
+            "--devices",
+            str(devices),
+            "--known-hosts",
+            str(lab.known_hosts),
+            *extra,
+        ],
+    )
+    return result.exit_code, result.output
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_verify_live_finds_a_planted_loop_a_blackhole_and_a_stray_route(
+    hand6: tuple[NamespaceLab, dict[int, Path], Path],
+) -> None:
+    lab, outs, devices = hand6
+    code, output = _verify_live(outs[7], lab, devices, "--compare", str(outs[8]))
+    assert code == 0, output
+    assert output.count(f"matches {outs[7]}") == 6
+    assert "PASS: live fabric walked" in output and "0 loops, 0 blackholes" in output
+
+    # A loop: leaf1 sends a prefix to a neighbour that, for that prefix, sends it back.
+    table1 = compiled_frr_table(outs[7], "leaf1")
+    fabric = json.loads((outs[7] / "fabric.json").read_text())
+    peer_of = {}  # leaf1's next-hop address -> (neighbour, the neighbour's hop back to leaf1)
+    for link, addresses in zip(fabric["links"], fabric["addressing"]["links"], strict=True):
+        ends = {link["a"]["switch"]: addresses["a_v4"], link["b"]["switch"]: addresses["b_v4"]}
+        if "leaf1" in ends:
+            (neighbour,) = set(ends) - {"leaf1"}
+            peer_of[ends[neighbour].split("/")[0]] = (neighbour, ends["leaf1"].split("/")[0])
+    prefix, (neighbour, back) = next(
+        (p, peer_of[next(iter(h))])
+        for p, h in sorted(table1.items())
+        if p in compiled_frr_table(outs[7], peer_of[next(iter(h))][0])
+    )
+    (old_hop,) = compiled_frr_table(outs[7], neighbour)[prefix]
+    lab.devices[neighbour].vtysh(
+        "configure terminal", f"ip route {prefix} {back}", f"no ip route {prefix} {old_hop}"
+    )
+    code, output = _verify_live(outs[7], lab, devices)
+    assert code == 1, output
+    assert f"{neighbour}: drift: 1 routes missing, 1 not compiled" in output
+    assert "loop" in output and "FAIL: live fabric walked" in output
+
+    # Undo it, then a blackhole: one switch loses one route.
+    lab.devices[neighbour].vtysh(
+        "configure terminal", f"ip route {prefix} {old_hop}", f"no ip route {prefix} {back}"
+    )
+    assert _verify_live(outs[7], lab, devices)[0] == 0
+    lab.devices[neighbour].vtysh("configure terminal", f"no ip route {prefix} {old_hop}")
+    code, output = _verify_live(outs[7], lab, devices)
+    assert code == 1 and "blackhole" in output, output
+    lab.devices[neighbour].vtysh("configure terminal", f"ip route {prefix} {old_hop}")
+
+    # A stray route: a prefix no compile has.
+    hop3 = sorted(compiled_frr_table(outs[7], "leaf3").values())[0].pop()
+    lab.devices["leaf3"].vtysh("configure terminal", f"ip route 10.98.0.0/24 {hop3}")
+    code, output = _verify_live(outs[7], lab, devices)
+    assert code == 1 and "stray route 10.98.0.0/24" in output, output

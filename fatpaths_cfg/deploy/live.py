@@ -7,6 +7,7 @@ walk over every switch's read-back table shows that the fabric forwards.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,3 +129,97 @@ def table_of(lines: dict[tuple[int, str], tuple[str, str, str]]) -> dict[str, fr
 
 def describe(tables: dict[str, Any]) -> str:
     return ", ".join(sorted(tables))
+
+
+@dataclass
+class SwitchReading:
+    name: str
+    status: str  # "matches", "drift" or "failed" (not read)
+    matches: list[str]  # the compiled outputs whose routes it holds exactly
+    missing: int = 0  # routes of OUT it does not hold
+    extra: int = 0  # routes it holds that OUT does not
+    detail: str = ""
+
+
+@dataclass
+class LiveReport:
+    out: str
+    switches: list[SwitchReading]
+    proof: StateProof
+    problems: list[str]  # every looping or blackholed (layer, switch, destination)
+    strays: dict[str, list[str]]
+
+    @property
+    def ok(self) -> bool:
+        return self.proof.ok and all(s.status == "matches" for s in self.switches)
+
+
+def verify_live(
+    out: Any,
+    book: Any,
+    options: Any,
+    parallel: int = 4,
+    others: list[Any] | None = None,
+) -> LiveReport:
+    """Read every switch's FIB (read-only) and walk the fabric as it runs; compare each switch
+    with OUT and with the `others` compiled outputs. A switch that cannot be read is a failure,
+    never an empty table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fatpaths_cfg.deploy.push import driver_for, plan_targets
+    from fatpaths_cfg.plan.run import read_view
+
+    view = read_view(out, "OUT")
+    compared = [(str(out), view)] + [(str(o), read_view(o, "--compare")) for o in others or []]
+    names = view.switches
+    targets, skipped = plan_targets(out, None, book)
+    tables: dict[str, RouteTable | None] = dict.fromkeys(skipped)
+    reasons: dict[str, str] = dict.fromkeys(skipped, "no management address")
+
+    def read(target: Any) -> None:
+        driver = driver_for(target, options)
+        try:
+            driver.open()
+            tables[target.name] = driver.get_route_tables()[1]
+        except Exception as exc:  # unreachable, or a tool on it failed: the switch failed
+            tables[target.name] = None
+            reasons[target.name] = f"{type(exc).__name__}: {exc}"
+        finally:
+            with contextlib.suppress(Exception):
+                driver.close()
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        list(pool.map(read, targets))
+    readings = []
+    own = view.next_hop.astype(np.int64)
+    for name in names:
+        table = tables.get(name)
+        if table is None:
+            readings.append(SwitchReading(name, "failed", [], detail=reasons.get(name, "")))
+            continue
+        got = set(table.items())
+        matches = []
+        for label, other in compared:
+            if name not in other.index:
+                continue
+            want = table_of(
+                route_lines((other,), other.switches, other.next_hop.astype(np.int64), name)
+            )
+            if dict(table) == want:
+                matches.append(label)
+        want = table_of(route_lines((view,), names, own, name))
+        missing = len(set(want.items()) - got)
+        extra = len(got - set(want.items()))
+        status = "matches" if not missing and not extra else "drift"
+        readings.append(SwitchReading(name, status, matches, missing, extra))
+    book_of = Addressing.of(names, *(v for _, v in compared))
+    live = live_fabric(book_of, {n: tables.get(n) for n in names})
+    cables = np.zeros((len(names), len(names)), dtype=bool)
+    cables[view.ends[:, 0], view.ends[:, 1]] = True
+    cables[view.ends[:, 1], view.ends[:, 0]] = True
+    expected = own >= 0
+    unread = [names.index(n) for n in live.unread]
+    expected[:, unread, :] = False
+    problems: list[str] = []
+    proof = walk_state(live.hops, cables, expected, names, problems)
+    return LiveReport(str(out), readings, proof, problems, live.strays)

@@ -123,14 +123,19 @@ def _union_tables(
 
 
 def walk_state(
-    hops: np.ndarray, cables: np.ndarray, expected: np.ndarray, names: list[str]
+    hops: np.ndarray,
+    cables: np.ndarray,
+    expected: np.ndarray,
+    names: list[str],
+    every: list[str] | None = None,
 ) -> StateProof:
     """Walk every (layer, switch, destination) of a state: `hops[layer, s, d]` the next hop
     (-1 none), `cables` the cables that are up, `expected[layer, s, d]` where a route must exist.
 
     A walk loops when it never reaches d; it is blackholed when it meets a switch with no route
     to d, or a next hop across no cable that is up. Pointer doubling walks all pairs at once:
-    log2(switches) rounds of indexing over (switches x switches) tables.
+    log2(switches) rounds of indexing over (switches x switches) tables. `every`, when given,
+    receives a line per looping or blackholed (layer, switch, destination).
     """
     layers, size, _ = hops.shape
     hole = size  # a sink: a switch with no route, or a dead cable, forwards into it
@@ -156,6 +161,11 @@ def walk_state(
         walked += int(start.sum())
         loops += int(looped.sum())
         blackholes += int(holed.sum())
+        if every is not None:
+            for kind, mask in (("loop", looped), ("blackhole", holed)):
+                for s, d in zip(*np.nonzero(mask), strict=True):
+                    path = _path(step, int(s), int(d), names)
+                    every.append(f"layer {layer + 1} {names[s]} -> {names[d]}: {kind} {path}")
         if not witness and (looped.any() or holed.any()):
             kind = "loop" if looped.any() else "blackhole"
             s, d = (int(x[0]) for x in np.nonzero(looped if looped.any() else holed))

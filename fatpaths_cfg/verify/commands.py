@@ -76,10 +76,33 @@ def verify_command(
     force: bool = typer.Option(
         False, "--force", help="Replace the --report directory even if fatpaths did not write it."
     ),
+    live: bool = typer.Option(
+        False,
+        "--live",
+        help="Read every switch's forwarding table (read-only, over SSH as deploy does) and walk "
+        "the fabric as it runs; report drift per switch and every loop and blackhole.",
+    ),
+    devices: Path | None = typer.Option(
+        None, "--devices", help="With --live: the devices file (see `fatpaths deploy`)."
+    ),
+    known_hosts: Path | None = typer.Option(
+        None, "--known-hosts", help="With --live: extra known_hosts file."
+    ),
+    compare: list[Path] = typer.Option(
+        [],
+        "--compare",
+        help="With --live: another compiled output; each switch is said to match it or not.",
+    ),
+    parallel: int = typer.Option(
+        4, "--parallel", min=1, help="With --live: switches read at once."
+    ),
 ) -> None:
     """Prove that the rendered configs forward every layer correctly.
 
     Also says which layers can be lossless (PFC classes without a buffer dependency cycle)."""
+    if live:
+        _verify_live(out, devices, known_hosts, compare, parallel)
+        return
     platforms = [p for item in platform for p in item.split(",") if p]
     target = report_dir or out / "verify"
     # OUT/verify is fatpaths' own place; reports written there before output markers existed
@@ -99,6 +122,42 @@ def verify_command(
     run_or_exit(lambda: tree.commit(target, [out], force, unmarked))
     _summary(report)
     print(f"{'PASS' if report.ok else 'FAIL'}: report in {target}")
+    if not report.ok:
+        raise typer.Exit(EXIT_FABRIC_WRONG)
+
+
+def _verify_live(
+    out: Path, devices: Path | None, known_hosts: Path | None, compare: list[Path], parallel: int
+) -> None:
+    from fatpaths_cfg.deploy.devices import Access, load_device_book
+    from fatpaths_cfg.deploy.live import verify_live
+    from fatpaths_cfg.deploy.push import DeployOptions
+
+    book = run_or_exit(lambda: load_device_book(devices, Access()))
+    options = DeployOptions(known_hosts=known_hosts)
+    report = run_or_exit(lambda: verify_live(out, book, options, parallel, compare))
+    for reading in report.switches:
+        matches = ", ".join(reading.matches) or "no compile given"
+        if reading.status == "failed":
+            print(f"{reading.name}: FAILED to read: {reading.detail}")
+        elif reading.status == "drift":
+            print(
+                f"{reading.name}: drift: {reading.missing} routes missing, {reading.extra} "
+                f"not compiled; matches {matches}"
+            )
+        else:
+            print(f"{reading.name}: matches {matches}")
+        for line in report.strays.get(reading.name, [])[:PRINTED_FINDINGS]:
+            print(f"  stray route {line}")
+    for line in report.problems[:PRINTED_FINDINGS]:
+        print(f"  {line}")
+    if len(report.problems) > PRINTED_FINDINGS:
+        print(f"  ... {len(report.problems) - PRINTED_FINDINGS} more")
+    proof = report.proof
+    print(
+        f"{'PASS' if report.ok else 'FAIL'}: live fabric walked ({proof.walked} walks): "
+        f"{proof.loops} loops, {proof.blackholes} blackholes"
+    )
     if not report.ok:
         raise typer.Exit(EXIT_FABRIC_WRONG)
 
