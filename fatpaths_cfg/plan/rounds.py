@@ -108,8 +108,8 @@ def _union_tables(
     where = {name: i for i, name in enumerate(names)}
     to_union = np.array([where[n] for n in view.switches] + [-1], dtype=np.int64)
     size = len(names)
-    hops = np.full((layers, size, size), -1, dtype=np.int64)
-    dist = np.full((layers, size, size), UNREACHABLE, dtype=np.int64)
+    hops = np.full((layers, size, size), -1, dtype=np.int32)
+    dist = np.full((layers, size, size), UNREACHABLE, dtype=np.int16)
     rows = to_union[:-1]
     for layer in range(min(layers, view.layer_count)):
         table = view.next_hop[layer].astype(np.int64)
@@ -128,48 +128,64 @@ def walk_state(
     expected: np.ndarray,
     names: list[str],
     every: list[str] | None = None,
+    destinations: np.ndarray | None = None,
 ) -> StateProof:
     """Walk every (layer, switch, destination) of a state: `hops[layer, s, d]` the next hop
     (-1 none), `cables` the cables that are up, `expected[layer, s, d]` where a route must exist.
 
     A walk loops when it never reaches d; it is blackholed when it meets a switch with no route
     to d, or a next hop across no cable that is up. Pointer doubling walks all pairs at once:
-    log2(switches) rounds of indexing over (switches x switches) tables. `every`, when given,
-    receives a line per looping or blackholed (layer, switch, destination).
+    log2(switches) rounds of indexing over (switches x destinations) tables. `every`, when
+    given, receives a line per looping or blackholed (layer, switch, destination);
+    `destinations` ([layer, d] bool) limits the walk to those columns: walks towards d depend on
+    column d alone, so a state that changed a few columns need not walk the others again.
     """
     layers, size, _ = hops.shape
     hole = size  # a sink: a switch with no route, or a dead cable, forwards into it
-    columns = np.arange(size)[None, :]
     rows = np.arange(size)[:, None]
+    doublings = max(1, int(np.ceil(np.log2(size + 1))) + 1)
     walked = loops = blackholes = 0
     witness = ""
     for layer in range(layers):
-        table = hops[layer]
-        start = (table >= 0) | expected[layer]
-        np.fill_diagonal(start, False)
-        step = np.where(table >= 0, table, hole)
-        dead = (table >= 0) & ~cables[rows, np.where(table >= 0, table, 0)]
-        step = np.where(dead, hole, step)
-        np.fill_diagonal(step, np.arange(size))  # arrived walks stay at their destination
-        jump = np.vstack([step, np.full((1, size), hole)])
-        for _ in range(max(1, int(np.ceil(np.log2(size + 1))) + 1)):
-            jump = np.vstack([jump[jump[:-1], columns], np.full((1, size), hole)])
-        end = jump[:-1]
-        arrived = end == np.arange(size)[None, :]
+        cols = np.arange(size) if destinations is None else np.flatnonzero(destinations[layer])
+        if not len(cols):
+            continue
+        width = np.arange(len(cols))
+        table = hops[layer][:, cols]
+        start = (table >= 0) | expected[layer][:, cols]
+        start[cols, width] = False
+        routed = table >= 0
+        step = np.where(routed, table, hole).astype(np.int32)
+        step[routed & ~cables[rows, np.where(routed, table, 0)]] = hole
+        step[cols, width] = cols  # arrived walks stay at their destination
+        jump = np.full((size + 1, len(cols)), hole, dtype=np.int32)
+        jump[:size] = step
+        for _ in range(doublings):
+            jump[:size] = jump[jump[:size], width[None, :]]
+        end = jump[:size]
+        arrived = end == cols[None, :]
         holed = (end == hole) & start
         looped = ~arrived & ~holed & start
         walked += int(start.sum())
         loops += int(looped.sum())
         blackholes += int(holed.sum())
+        if not (looped.any() or holed.any()):
+            continue
+        full_step = np.full((size, size), hole, dtype=np.int32)
+        full_step[:, cols] = step
         if every is not None:
             for kind, mask in (("loop", looped), ("blackhole", holed)):
-                for s, d in zip(*np.nonzero(mask), strict=True):
-                    path = _path(step, int(s), int(d), names)
+                for s, j in zip(*np.nonzero(mask), strict=True):
+                    d = int(cols[j])
+                    path = _path(full_step, int(s), d, names)
                     every.append(f"layer {layer + 1} {names[s]} -> {names[d]}: {kind} {path}")
-        if not witness and (looped.any() or holed.any()):
+        if not witness:
             kind = "loop" if looped.any() else "blackhole"
-            s, d = (int(x[0]) for x in np.nonzero(looped if looped.any() else holed))
-            witness = f"layer {layer + 1} towards {names[d]}: {kind} " + _path(step, s, d, names)
+            s, j = (int(x[0]) for x in np.nonzero(looped if looped.any() else holed))
+            d = int(cols[j])
+            witness = f"layer {layer + 1} towards {names[d]}: {kind} " + _path(
+                full_step, s, d, names
+            )
     return StateProof(walked, loops, blackholes, witness)
 
 
@@ -220,13 +236,19 @@ def update_rounds(old: RouteView, new: RouteView) -> UpdatePlan:
             )
         return found
 
+    walked_all = [False]
+
     def apply(number: int, kind: str, mask: np.ndarray, cables: np.ndarray) -> None:
         if kind != CLEANUP and not mask.any():
             return  # nothing to push; the state is the previous one, already proven
         state[mask] = new_hops[mask]
         # While the update runs every route of OLD and NEW must hold; at the end, NEW's.
         expected = both if kind != CLEANUP else new_hops >= 0
-        proof = walk_state(state, cables, expected, names)
+        # The first state and the last (other cables) are walked whole; in between, a round
+        # changes the walks towards the destinations it touched only.
+        columns = None if kind == CLEANUP or not walked_all[0] else np.any(mask, axis=1)
+        walked_all[0] = True
+        proof = walk_state(state, cables, expected, names, destinations=columns)
         plan.rounds.append(Round(number, kind, steps(mask), proof))
         plan.states.append(state.copy())
 
