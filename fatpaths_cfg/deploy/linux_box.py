@@ -226,11 +226,12 @@ class LinuxBoxDriver(NetworkDriver):
             quoted = shlex.quote(path)
             commands[f"file:{path}"] = f"if [ -e {quoted} ]; then cat {quoted}; fi"
         separator = f"--fatpaths-{secrets.token_hex(8)}--"
-        # Per command: its stdout, a separator carrying its exit status, its stderr, a separator.
+        # Per command (in a subshell, so none can end the read early): its stdout, a separator
+        # carrying its exit status, its stderr, a separator.
         script = (
             "err=$(mktemp) || exit 1\n"
             + "".join(
-                f'{command} 2>"$err"; status=$?; echo; echo {separator}:$status; cat "$err"; '
+                f'( {command} ) 2>"$err"; status=$?; echo; echo {separator}:$status; cat "$err"; '
                 f"echo; echo {separator}\n"
                 for command in commands.values()
             )
