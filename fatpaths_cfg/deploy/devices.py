@@ -90,7 +90,8 @@ class DeviceAccess:
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6: [fd00::1]:22
+        return f"{host}:{self.port}"
 
 
 @dataclass

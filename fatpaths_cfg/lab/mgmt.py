@@ -162,19 +162,28 @@ def create_network(plan: LabPlan, ports: list[MgmtPort]) -> None:
         f"netns {p.switch.netns}"
         for p in ports
     )
+    # IPv6 addresses skip duplicate address detection: sshd cannot bind a tentative one, and
+    # a /127 of the lab's own pool has no one else on its link.
+    nodad = " nodad" if ports and ":" in ports[0].address else ""
     lines = ["link set lo up"]
     for p in ports:
-        lines += [f"addr add {p.near}/{p.prefixlen} dev {p.mgmt_if}", f"link set {p.mgmt_if} up"]
+        lines += [
+            f"addr add {p.near}/{p.prefixlen} dev {p.mgmt_if}{nodad}",
+            f"link set {p.mgmt_if} up",
+        ]
     ip_batch(lines, netns)
+
     # The switch's fabric config knows nothing of this port; it is set up beside it.
-    for p in ports:
+    def switch_side(p: MgmtPort) -> None:
         ip_batch(
             [
-                f"addr add {p.address}/{p.prefixlen} dev {SWITCH_IFNAME}",
+                f"addr add {p.address}/{p.prefixlen} dev {SWITCH_IFNAME}{nodad}",
                 f"link set {SWITCH_IFNAME} up",
             ],
             p.switch.netns,
         )
+
+    parallel(switch_side, ports)
 
 
 def _keygen(path: Path, comment: str) -> None:
