@@ -8,6 +8,7 @@ pool and map) or from a devices file, which may also give ports, users and secre
     devices:
       leaf1: {host: 10.255.0.11, port: 2222, key_file: keys/leaf1}
       leaf2: {host: 10.255.0.12, frr_dir: /opt/frr/etc}  # device paths differ, too
+      leaf3: {host: 198.18.0.5, netns: fp-1a2b3c-mgmt, known_hosts: lab/known_hosts}
 
 A secret is named, never written: an environment variable (`password_env`), a file holding the
 password (`password_file`) or an SSH key (`key_file`). Nothing here is printed or saved.
@@ -30,6 +31,9 @@ from fatpaths_cfg.inventory.schema import IPAddressText, Name
 from fatpaths_cfg.inventory.yaml_source import SourceMap, load_yaml
 
 PATH_FIELDS = ("state_dir", "frr_dir", "vty_socket", "lldp_socket")
+# How this machine reaches the switch over SSH: a known_hosts file of its host keys and the
+# network namespace the connection starts in (a lab's management namespace).
+REACH_FIELDS = ("known_hosts", "netns")
 
 
 class _Strict(BaseModel):
@@ -50,6 +54,10 @@ class Access(_Strict):
     frr_dir: str | None = None
     vty_socket: str | None = None
     lldp_socket: str | None = None
+    # How to reach the device from this machine (SSH platforms): its host keys, and the
+    # network namespace to dial from when its management network lives in one (a lab's).
+    known_hosts: str | None = None
+    netns: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] | None = None
 
 
 class DevicesFile(_Strict):
@@ -77,11 +85,13 @@ class DeviceAccess:
     host: str
     port: int
     credentials: Credentials
-    paths: dict[str, str]  # driver optional_args: state_dir, frr_dir, vty_socket, lldp_socket
+    # driver optional_args: state_dir, frr_dir, vty_socket, lldp_socket, known_hosts, netns
+    paths: dict[str, str]
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6: [fd00::1]:22
+        return f"{host}:{self.port}"
 
 
 @dataclass
@@ -119,7 +129,12 @@ class DeviceBook:
         credentials = self._credentials(pick, where, line, f"devices.{name}", errors)
         if credentials is None:
             return None
-        paths = {key: pick(key) for key in PATH_FIELDS if pick(key) is not None}
+        known_hosts = pick("known_hosts")
+        if known_hosts is not None and not Path(known_hosts).is_file():
+            errors.add(where, line, f"devices.{name}", f"known_hosts {known_hosts}: no such file")
+            return None
+        fields = PATH_FIELDS + REACH_FIELDS
+        paths = {key: pick(key) for key in fields if pick(key) is not None}
         return DeviceAccess(host, pick("port") or 22, credentials, paths)
 
     def _pooled(self, name: str, index: int, where: str, errors: ErrorCollector) -> str | None:

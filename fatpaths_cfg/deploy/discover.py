@@ -82,7 +82,6 @@ def read_neighbours(
         access = accesses[name]
         optional = {
             "port": access.port,
-            **access.paths,
             **{
                 k: str(v)
                 for k, v in {
@@ -91,6 +90,8 @@ def read_neighbours(
                 }.items()
                 if v is not None
             },
+            # Last, as in deploy: a devices file's known_hosts is the more specific.
+            **access.paths,
         }
         driver = cls(
             access.host,

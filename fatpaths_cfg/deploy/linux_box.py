@@ -30,6 +30,7 @@ import paramiko
 from napalm.base import NetworkDriver
 from napalm.base.exceptions import CommitError, ConnectionException, ReplaceConfigException
 
+from fatpaths_cfg.deploy.reach import connect_in_netns
 from fatpaths_cfg.deploy.state import (
     KernelItem,
     RouteTable,
@@ -44,6 +45,10 @@ from fatpaths_cfg.deploy.state import (
 
 class RemoteCommandError(RuntimeError):
     """A command on the device exited non-zero."""
+
+
+class DeviceReadError(RemoteCommandError):
+    """A command reading the device's state failed: the device is unknown, not empty."""
 
 
 class RollbackError(CommitError):
@@ -71,9 +76,11 @@ class RemoteResult:
 
 class LinuxBoxDriver(NetworkDriver):
     """optional_args: port (22), key_file, known_hosts (added to the system known hosts; an
-    unknown host key is refused), state_dir (/var/lib/fatpaths), fabric_ports (the switch's
-    ports: the kernel state read and cleaned up is theirs and the loopback's),
-    lldp_socket (lldpcli -u, for an lldpd with its own control socket)."""
+    unknown host key is refused), netns (dial from inside this network namespace of the
+    deploying machine, where a lab's management network lives), state_dir
+    (/var/lib/fatpaths), fabric_ports (the switch's ports: the kernel state read and cleaned
+    up is theirs and the loopback's), lldp_socket (lldpcli -u, for an lldpd with its own
+    control socket)."""
 
     script_name = "switch.sh"  # the compiled iproute2 script, as installed in state_dir
     routes_in_kernel_view = True  # no routing daemon: routes via next hops are the script's
@@ -94,6 +101,8 @@ class LinuxBoxDriver(NetworkDriver):
         self.port = int(args.get("port", 22))
         self.key_file: str | None = args.get("key_file")
         self.known_hosts: str | None = args.get("known_hosts")
+        # A network namespace on this machine whose network leads to the switch (a lab's).
+        self.netns: str | None = args.get("netns")
         self.state_dir = str(args.get("state_dir", "/var/lib/fatpaths"))
         ports = args.get("fabric_ports")
         self.fabric_ports: tuple[str, ...] | None = (
@@ -113,6 +122,11 @@ class LinuxBoxDriver(NetworkDriver):
         # Trust on first use would let anyone on the management path receive the fabric config.
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         try:
+            sock = (
+                connect_in_netns(self.netns, self.hostname, self.port, self.timeout)
+                if self.netns
+                else None
+            )
             client.connect(
                 self.hostname,
                 port=self.port,
@@ -124,6 +138,7 @@ class LinuxBoxDriver(NetworkDriver):
                 auth_timeout=self.timeout,
                 look_for_keys=False,
                 allow_agent=False,
+                sock=sock,
             )
         except (paramiko.SSHException, OSError) as exc:
             client.close()
@@ -201,19 +216,41 @@ class LinuxBoxDriver(NetworkDriver):
         }
 
     def read_state(self, files: Iterable[str] = ()) -> DeviceState:
-        """The device's tables and the given files, read in one command."""
+        """The device's tables and the given files, read in one command.
+
+        A command that fails (vtysh finding no daemon, an `ip` the device lacks) raises
+        DeviceReadError with its own reason: its empty output taken as an empty table would
+        show a running switch as blank, the whole candidate as new."""
         commands = dict(self.state_commands())
         for path in files:
             quoted = shlex.quote(path)
             commands[f"file:{path}"] = f"if [ -e {quoted} ]; then cat {quoted}; fi"
         separator = f"--fatpaths-{secrets.token_hex(8)}--"
-        script = "".join(f"{command}; echo; echo {separator}\n" for command in commands.values())
-        parts = self.run_script(script).text.split(f"\n{separator}\n")
-        if len(parts) != len(commands) + 1:
-            raise RemoteCommandError(
-                f"reading the device state: {len(parts) - 1} answers to {len(commands)} commands"
+        # Per command (in a subshell, so none can end the read early): its stdout, a separator
+        # carrying its exit status, its stderr, a separator.
+        script = (
+            "err=$(mktemp) || exit 1\n"
+            + "".join(
+                f'( {command} ) 2>"$err"; status=$?; echo; echo {separator}:$status; cat "$err"; '
+                f"echo; echo {separator}\n"
+                for command in commands.values()
             )
-        return DeviceState(dict(zip(commands, parts, strict=False)))
+            + 'rm -f "$err"\n'
+        )
+        parts = re.split(rf"\n{re.escape(separator)}(?::(\d+))?\n", self.run_script(script).text)
+        if len(parts) != 4 * len(commands) + 1:
+            raise DeviceReadError(
+                f"reading the device state: {(len(parts) - 1) // 4} answers to "
+                f"{len(commands)} commands"
+            )
+        outputs = {}
+        for i, (key, command) in enumerate(commands.items()):
+            out, status, err = parts[4 * i], parts[4 * i + 1], parts[4 * i + 2]
+            if status != "0":
+                reason = RemoteResult(int(status), out.encode(), err.encode()).message()
+                raise DeviceReadError(f"{command}: {reason}")
+            outputs[key] = out
+        return DeviceState(outputs)
 
     def kernel_items(self, state: DeviceState, ports: set[str]) -> set[KernelItem]:
         items = device_addresses(state.outputs["addr"], ports)
@@ -295,7 +332,13 @@ class LinuxBoxDriver(NetworkDriver):
         """The device as it runs against the candidate ('' when they agree)."""
         if self._candidate is None:
             return ""
-        return self.diff_against(self.read_state(), self._candidate)
+        try:
+            state = self.read_state()
+        except DeviceReadError:
+            # A dry run leaves nothing staged, also on a device it could not read.
+            self.discard_config()
+            raise
+        return self.diff_against(state, self._candidate)
 
     def diff_against(self, state: DeviceState, files: dict[str, str]) -> str:
         script = files[self.script_name]

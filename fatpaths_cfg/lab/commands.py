@@ -21,13 +21,26 @@ def lab_up(
         help="netns: namespaces and FRR made by the lab; clab: containerlab deploys "
         "OUT/lab/<fabric>.clab.yml (images from `fatpaths lab image`).",
     ),
+    mgmt: bool = typer.Option(
+        False,
+        "--mgmt",
+        help="Also a management network (a namespace of its own), an sshd per switch and "
+        "OUT/lab/devices.yaml, for `fatpaths deploy OUT --devices OUT/lab/devices.yaml`.",
+    ),
+    mgmt_pool: str = typer.Option(
+        "198.18.0.0/15",
+        "--mgmt-pool",
+        help="Management addresses, a /31 (IPv6: /127) per switch; they exist only inside "
+        "the lab's namespaces.",
+    ),
 ) -> None:
     """Run the compiled fabric in network namespaces with FRR, or in containerlab (needs root)."""
     from fatpaths_cfg.lab.lifecycle import up
 
+    pool = mgmt_pool if mgmt else None
     with console.status("lab up") as status:
         summary = run_or_exit(
-            lambda: up(out, lambda text: status.update(f"lab up: {text}"), engine)
+            lambda: up(out, lambda text: status.update(f"lab up: {text}"), engine, pool)
         )
     figures = ", ".join(f"{k} {v} s" for k, v in summary.timings.items() if k != "total")
     if summary.engine == "clab":
@@ -41,6 +54,12 @@ def lab_up(
         f"lab up: {summary.switches} switches, {summary.hosts} hosts, {summary.veths} veth "
         f"pairs, {summary.daemons} FRR daemons in {summary.seconds} s ({figures})"
     )
+    if summary.devices is not None:
+        console.print(
+            f"management: an sshd per switch; deploy with `fatpaths deploy {out} --devices "
+            f"{summary.devices}`",
+            markup=False,
+        )
 
 
 def lab_test(

@@ -70,6 +70,12 @@ def start_daemon(record: DaemonRecord, timeout: float = 10.0) -> None:
     ]
     run(in_netns(record.netns, argv))
     # `-d` returns before the daemonised child has written its pid file.
+    await_pidfile(record, timeout)
+
+
+def await_pidfile(record: DaemonRecord, timeout: float = 10.0) -> None:
+    """Fill in the record's pid and start time once the daemon has written its pid file."""
+    folder = Path(record.pidfile).parent
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

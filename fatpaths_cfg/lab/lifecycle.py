@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.lab import clab_engine, frr
+from fatpaths_cfg.lab import clab_engine, frr, mgmt
 from fatpaths_cfg.lab.names import RUNTIME_ROOT
 from fatpaths_cfg.lab.netns import (
     LabCommandError,
@@ -84,6 +84,7 @@ class UpSummary:
     seconds: float
     timings: dict[str, float]
     engine: str = "netns"
+    devices: Path | None = None  # OUT/lab/devices.yaml, with --mgmt
 
 
 ENGINES = ("netns", "clab")
@@ -100,7 +101,11 @@ def _runtime_dir(plan: LabPlan) -> Path:
     return RUNTIME_ROOT / plan.lab
 
 
-def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSummary:
+def up(
+    out: Path, progress: Progress = _quiet, engine: str = "netns", mgmt_pool: str | None = None
+) -> UpSummary:
+    """`mgmt_pool`: also a management network from this pool, an sshd per switch and
+    OUT/lab/devices.yaml (`lab up --mgmt`)."""
     if engine not in ENGINES:
         raise UserErrors.single(
             "--engine", "", f"unknown lab engine {engine!r}", f"use one of {', '.join(ENGINES)}"
@@ -115,7 +120,7 @@ def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSumma
             f"run `fatpaths lab down {out}` first",
         )
     namespaces = [n.netns for n in plan.switches] + [h.netns for h in plan.hosts]
-    clash = sorted(set(namespaces) & existing_netns())
+    clash = sorted((set(namespaces) | {mgmt.mgmt_netns(plan.lab)}) & existing_netns())
     if clash:
         # Not in our state file, so not ours to reuse or remove.
         raise UserErrors.single(
@@ -124,6 +129,7 @@ def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSumma
             f"namespace {clash[0]} exists but no lab state records it",
             f"remove it by hand (`ip netns del {clash[0]}`) if it is a leftover",
         )
+    ports = _check_mgmt(plan, engine, mgmt_pool) if mgmt_pool is not None else None
     if engine == "clab":
         return _up_clab(out, plan, namespaces, progress)
     if any(n.frr_conf is not None for n in plan.switches) and not frr.frr_available():
@@ -181,10 +187,74 @@ def up(out: Path, progress: Progress = _quiet, engine: str = "netns") -> UpSumma
         state.save(plan.state_file)
     step("frr", begun)
 
+    devices = None
+    if ports is not None:
+        begun = time.monotonic()
+        progress(f"management network and {len(ports)} sshd")
+        devices = _up_mgmt(plan, state, ports)
+        step("mgmt", begun)
+
     _finish_up(plan, state, timings, started, progress)
     return UpSummary(
-        len(plan.switches), len(plan.hosts), len(pairs), len(records), timings["total"], timings
+        len(plan.switches),
+        len(plan.hosts),
+        len(pairs),
+        len(records),
+        timings["total"],
+        timings,
+        devices=devices,
     )
+
+
+def _check_mgmt(plan: LabPlan, engine: str, pool: str) -> list[mgmt.MgmtPort]:
+    """Everything `--mgmt` needs, checked before anything is created."""
+    if engine != "netns":
+        raise UserErrors.single(
+            "--mgmt",
+            "",
+            "the management network is made by the netns engine only",
+            "containerlab has its own (`mgmt:` in the clab file); drop --engine clab or --mgmt",
+        )
+    ports = mgmt.mgmt_ports(plan, mgmt.check_pool(plan, pool))
+    mgmt.check_port_names(plan)
+    mgmt.check_sshd()
+    for path in (mgmt.key_dir(plan), mgmt.devices_file(plan)):
+        if path.exists():
+            # No lab is up (checked before), so not ours to replace or, later, to remove.
+            raise UserErrors.single(
+                str(path),
+                "",
+                "exists but no lab state records it",
+                "remove it by hand if it is a leftover of an earlier lab",
+            )
+    return ports
+
+
+def _up_mgmt(plan: LabPlan, state: LabState, ports: list[mgmt.MgmtPort]) -> Path:
+    """The management namespace and veths, keys, a state directory and an sshd per switch,
+    and the devices file; each recorded in the state before it is made."""
+    runtime = _runtime_dir(plan)
+    state.namespaces.append(mgmt.mgmt_netns(plan.lab))
+    state.save(plan.state_file)
+    mgmt.create_network(plan, ports)
+    state.made.append(str(mgmt.key_dir(plan)))
+    if not mgmt.SSHD_PRIVSEP_DIR.is_dir():
+        state.made.append(str(mgmt.SSHD_PRIVSEP_DIR))
+    state.save(plan.state_file)
+    mgmt.SSHD_PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
+    keys = mgmt.create_keys(plan, ports, runtime)
+    parallel(lambda p: mgmt.install_state(p, runtime), ports)
+    sshd = [mgmt.sshd_record(p, runtime) for p in ports]
+    state.daemons.extend(sshd)
+    state.save(plan.state_file)
+    parallel(
+        lambda pair: mgmt.start_sshd(pair[0], runtime, keys, pair[1]), zip(ports, sshd, strict=True)
+    )
+    state.save(plan.state_file)
+    mgmt.check_reachable(plan, ports)
+    state.made.append(str(mgmt.devices_file(plan)))
+    state.save(plan.state_file)
+    return mgmt.write_devices(plan, ports, runtime, keys)
 
 
 def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress) -> UpSummary:
@@ -310,6 +380,7 @@ def down(out: Path, progress: Progress = _quiet) -> DownSummary | None:
     runtime = Path(state.runtime_dir)
     if runtime.parent == RUNTIME_ROOT and runtime.name == state.lab and runtime.is_dir():
         shutil.rmtree(runtime)
+    mgmt.remove_made(state.made)
     _restore_sysctls(state)
     state_file.unlink()
     return DownSummary(len(ours), stopped, len(strays))

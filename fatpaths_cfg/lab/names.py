@@ -26,3 +26,7 @@ def switch_netns(lab: str, index: int) -> str:
 
 def host_netns(lab: str, index: int) -> str:
     return f"fp-{lab}-h{index}"
+
+
+def mgmt_netns(lab: str) -> str:
+    return f"fp-{lab}-mgmt"

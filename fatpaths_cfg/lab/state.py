@@ -40,6 +40,9 @@ class LabState:
     veths: list[list[str]] = field(default_factory=list)
     daemons: list[DaemonRecord] = field(default_factory=list)
     failed_links: list[int] = field(default_factory=list)
+    # Files and directories `up --mgmt` made outside the runtime directory (the client key
+    # folder, devices.yaml, sshd's privilege separation directory if it was missing).
+    made: list[str] = field(default_factory=list)
     # Host-wide sysctl path -> value before `up` raised it; `down` restores these.
     sysctls: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
