@@ -51,3 +51,11 @@ def natural_key(name: str) -> tuple[str | int, ...]:
     text between numbers is compared as text, so any two names compare."""
     parts = _DIGITS.split(name)
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def plane_seed(seed: int, plane: int) -> int:
+    """A per-plane seed (wiring or layers): plane 0 keeps `seed`, so a one-plane fabric and
+    the first plane of many draw the same; the others derive theirs from (seed, plane)."""
+    if plane == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, plane]).generate_state(1, np.uint32)[0])

@@ -336,7 +336,7 @@ def test_every_registered_algorithm_is_in_the_schema_and_has_its_builder() -> No
     import importlib
 
     from fatpaths_cfg.inventory.json_schema import inventory_json_schema
-    from fatpaths_cfg.layers.registry import LAYER_ALGORITHMS
+    from fatpaths_cfg.inventory.layer_algorithms import LAYER_ALGORITHMS
 
     routing = inventory_json_schema()["$defs"]["RoutingSpec"]["properties"]["algorithm"]
     assert routing["enum"] == list(LAYER_ALGORITHMS)

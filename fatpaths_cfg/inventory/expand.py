@@ -8,7 +8,7 @@ from typing import Any
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory.load import LoadedInventory
 from fatpaths_cfg.inventory.schema import MAX_PLANES, InventorySpec
-from fatpaths_cfg.layers.planes import plane_seed
+from fatpaths_cfg.stable_hash import plane_seed
 from fatpaths_cfg.topologies import generate
 from fatpaths_cfg.topologies.base import GeneratedTopology, TopologyParameterError
 

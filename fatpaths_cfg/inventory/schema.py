@@ -21,8 +21,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from fatpaths_cfg.inventory.layer_algorithms import LAYER_ALGORITHM_NAMES
 from fatpaths_cfg.inventory.rules import ENDPOINT, SAFE_NAME, SAFE_PORT, parse_speed_gbps
-from fatpaths_cfg.layers.registry import LAYER_ALGORITHM_NAMES
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 # P-Net (CoNEXT'22) attaches a host to at most 8 parallel planes.

@@ -14,17 +14,10 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers import Layer, LayerError, build_layers, layers_or_user_error
+from fatpaths_cfg.stable_hash import plane_seed
 
 if TYPE_CHECKING:
     from fatpaths_cfg.inventory.schema import RoutingSpec
-
-
-def plane_seed(seed: int, plane: int) -> int:
-    """A per-plane seed (wiring or layers): plane 0 keeps `seed`, so a one-plane fabric and
-    the first plane of many draw the same; the others derive theirs from (seed, plane)."""
-    if plane == 0:
-        return seed
-    return int(np.random.SeedSequence([seed, plane]).generate_state(1, np.uint32)[0])
 
 
 def plane_subgraph(

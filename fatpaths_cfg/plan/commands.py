@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from fatpaths_cfg.commands import run_or_exit
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.compiled import CompiledFabric
+    from fatpaths_cfg.layers.keep import EarlierCompile
 
 EXIT_NEW_FAILS = 1
 FORMATS = ("table", "markdown", "json", "junit")
@@ -42,7 +47,19 @@ def plan_command(
     from fatpaths_cfg.plan.run import make_plan
 
     run_or_exit(lambda: _check_inputs(old, new, output_format, keep_layers))
-    plan = run_or_exit(lambda: make_plan(old, new, keep_layers, check))
+    from fatpaths_cfg import api
+
+    def compile_new(inventory: Path, earlier: EarlierCompile | None) -> CompiledFabric:
+        return api.compile_fabric(inventory, keep_layers=earlier)
+
+    def write_new(compiled: CompiledFabric, inventory: Path, target: Path) -> object:
+        return api.write_output(compiled, inventory, target)
+
+    plan = run_or_exit(
+        lambda: make_plan(
+            old, new, keep_layers, check, compile_new=compile_new, write_new=write_new
+        )
+    )
     if output_format == "json":
         text = dumps_json(plan_json(plan))
     elif output_format == "markdown":

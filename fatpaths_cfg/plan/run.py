@@ -7,10 +7,15 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.compiled import CompiledFabric
+    from fatpaths_cfg.layers.keep import EarlierCompile
 from fatpaths_cfg.plan.change import Change, compare
 from fatpaths_cfg.plan.rounds import UpdatePlan, update_rounds
 from fatpaths_cfg.plan.view import RouteView, view_from_data
@@ -106,15 +111,23 @@ def _verdict(directory: Path) -> Verdict:
     )
 
 
+# NEW given as an inventory: compile it (with OLD's layers kept, or not) and write the compile
+# into a directory; the API's stages, passed in by the command (the plan stage sits below them).
+CompileNew = Callable[[Path, "EarlierCompile | None"], "CompiledFabric"]
+WriteNew = Callable[["CompiledFabric", Path, Path], object]
+
+
 def make_plan(
     old: Path,
     new: Path,
     keep_layers: bool = False,
     check: bool = True,
     progress: Callable[[str], None] = lambda _: None,
+    compile_new: CompileNew | None = None,
+    write_new: WriteNew | None = None,
 ) -> Plan:
-    """What going from OLD (a compiled output) to NEW (an output, or an inventory compiled now)
-    changes, with the forwarding checker's verdict on NEW."""
+    """What going from OLD (a compiled output) to NEW (an output, or an inventory compiled now
+    by `compile_new`) changes, with the forwarding checker's verdict on NEW."""
     progress("reading OLD")
     old_view = read_view(old, "OLD")
     if new.is_dir():
@@ -126,12 +139,13 @@ def make_plan(
         progress("checking NEW's forwarding")
         verdict = _verdict(new) if check else Verdict(False)
         return Plan(str(old), str(new), False, change, verdict, update)
-    from fatpaths_cfg import api
     from fatpaths_cfg.layers.keep import read_earlier
 
+    if compile_new is None or write_new is None:
+        raise UserErrors.single(str(new), "NEW", "not a compiled output directory")
     progress("compiling NEW")
     earlier = read_earlier(old) if keep_layers else None
-    compiled = api.compile_fabric(new, keep_layers=earlier)
+    compiled = compile_new(new, earlier)
     new_view = view_from_data(compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop)
     change = _checked_compare(old, new, old_view, new_view)
     progress("ordering and proving the update rounds")
@@ -141,7 +155,7 @@ def make_plan(
         progress("rendering and checking NEW")
         with tempfile.TemporaryDirectory(prefix="fatpaths-plan-") as scratch:
             target = Path(scratch) / "new"
-            api.write_output(compiled, new, target)
+            write_new(compiled, new, target)
             verdict = _verdict(target)
     return Plan(str(old), str(new), True, change, verdict, update)
 

@@ -1,8 +1,8 @@
 """What a platform is, as data: one `Platform` descriptor that every stage reads.
 
 A descriptor names the code a stage runs for the platform by reference (`"module:attribute"`,
-imported when first used), the way `layers.registry` names layer builders: the inventory schema
-reads this package for the platform names, so nothing here may import a stage.
+imported when first used), the way `inventory.layer_algorithms` names layer builders: the
+inventory schema reads this package for the platform names, so nothing here may import a stage.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Every layer algorithm the inventory may name, and what the compiler must know of each.
+"""Every layer algorithm the inventory may name, and where the compiler finds its builder.
+
+Here, below the layer builders, because the schema needs the names and the builders need the
+schema: the table is what the inventory may say, the builders import it.
 
 The schema's `routing.algorithm` choices and the JSON Schema's enum come from this table, so a
 new algorithm is one entry here plus its builder module.
