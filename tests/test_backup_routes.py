@@ -55,7 +55,7 @@ def test_a_downstream_alternate_wins_over_one_that_is_only_loop_free() -> None:
 
 
 def test_a_switch_with_one_cable_has_no_alternate() -> None:
-    next_hop, backup = _alternates(4, [(0, 1), (1, 2), (2, 3), (3, 1)])
+    _, backup = _alternates(4, [(0, 1), (1, 2), (2, 3), (3, 1)])
     assert (backup[0] == -1).all()
     assert backup[1, 0] == -1  # s0 hangs on one cable: nothing else reaches it
 

@@ -109,7 +109,7 @@ def test_pristine_backups_verify(pristine: Path, platform: str) -> None:
     assert loaded.backup is not None
     assert check.backups.routes == int((loaded.backup >= 0).sum())
     assert check.backups.loops == 0
-    assert 0 < check.backups.walks - check.backups.dropped
+    assert check.backups.walks - check.backups.dropped > 0
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

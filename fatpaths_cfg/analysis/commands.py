@@ -457,9 +457,9 @@ def planes_command(
 
 def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
     from fatpaths_cfg.analysis.failure_report import (
+        backup_lines,
         failures_plot,
         study_failures,
-        backup_lines,
         summary_lines,
         worst_lines,
     )
