@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +42,13 @@ from fatpaths_cfg.render import (
 )
 from fatpaths_cfg.render.stage import RenderJob
 from fatpaths_cfg.report import build_report, report_markdown, report_plot
-from fatpaths_cfg.routing import Routing, compute_routing, layer_neighbours, route_counts
+from fatpaths_cfg.routing import (
+    Routing,
+    compute_routing,
+    layer_neighbours,
+    loop_free_alternates,
+    route_counts,
+)
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic
 
 ProgressHook = Callable[[str], None]
@@ -127,6 +133,12 @@ def _compile_loaded(
         fabric.switch_keys,
         prefer,
     )
+    if routing_spec.backup == "lfa":
+        progress("choosing loop-free alternates")
+        backup = loop_free_alternates(
+            fabric.nr, fabric.edges, layers, routing, effective_seed, fabric.switch_keys
+        )
+        routing = replace(routing, backup=backup)
     progress("allocating addresses")
     plan = allocate_addresses(
         fabric,

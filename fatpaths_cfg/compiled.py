@@ -68,7 +68,7 @@ class CompiledFabric:
             "name": fabric.name,
             "inventory": self.inventory_name,
             "seed": self.seed,
-            "routing": {**self.routing_spec.model_dump(), "seed": self.seed},
+            "routing": self.routing_json(),
             "addressing_spec": self.addressing_spec.model_dump(),
             "origin": fabric.origin,
             "planes": fabric.planes,
@@ -129,8 +129,17 @@ class CompiledFabric:
         data["addressing"] = self.plan_json
         return data
 
+    def routing_json(self) -> dict[str, Any]:
+        spec = {**self.routing_spec.model_dump(), "seed": self.seed}
+        if spec.get("backup") == "none":
+            del spec["backup"]  # fabrics without backup routes keep their bytes
+        return spec
+
     def routing_arrays(self) -> dict[str, np.ndarray]:
-        return {"dist": self.routing.dist, "next_hop": self.routing.next_hop}
+        arrays = {"dist": self.routing.dist, "next_hop": self.routing.next_hop}
+        if self.routing.backup is not None:
+            arrays["backup"] = self.routing.backup
+        return arrays
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,7 @@ class LoadedCompiled:
     fabric: Fabric
     dist: np.ndarray
     next_hop: np.ndarray
+    backup: np.ndarray | None = None  # the compiled loop-free alternates (`routing.backup`)
 
     @property
     def layer_masks(self) -> list[np.ndarray]:
@@ -162,6 +172,7 @@ def loaded_in_memory(compiled: CompiledFabric) -> LoadedCompiled:
         compiled.fabric,
         compiled.routing.dist,
         compiled.routing.next_hop,
+        compiled.routing.backup,
     )
 
 
@@ -229,4 +240,5 @@ def load_compiled(directory: Path) -> LoadedCompiled:
     with np.load(directory / "routing.npz") as arrays:
         dist = arrays["dist"]
         next_hop = arrays["next_hop"]
-    return LoadedCompiled(directory, data, fabric, dist, next_hop)
+        backup = arrays["backup"] if "backup" in arrays.files else None
+    return LoadedCompiled(directory, data, fabric, dist, next_hop, backup)

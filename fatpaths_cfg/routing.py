@@ -13,6 +13,7 @@ import numpy as np
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.layers import Layer
+from fatpaths_cfg.stable_hash import mix64, salt
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -27,6 +28,9 @@ class Routing:
     dist: np.ndarray  # uint8 (n, Nr, Nr); 255 = unreachable
     next_hop: np.ndarray  # int32 (n, Nr, Nr); -1 on the diagonal
     ecmp: bool  # all equal-cost next hops are used, not only next_hop
+    # `routing.backup: lfa`: backup[l, s, t], the loop-free alternate a floating static route
+    # goes through when next_hop's cable is down; -1 where none exists. None when off.
+    backup: np.ndarray | None = None
 
     @property
     def layer_count(self) -> int:
@@ -126,3 +130,63 @@ def route_counts(nr: int, edges: np.ndarray, layers: list[Layer], routing: Routi
     """Layer routes per switch: n*(Nr-1), times the equal-cost next hops when ECMP is on."""
     totals: list[int] = layer_route_counts(nr, edges, layers, routing).sum(axis=0).tolist()
     return totals
+
+
+def loop_free_alternates(
+    nr: int,
+    edges: np.ndarray,
+    layers: list[Layer],
+    routing: Routing,
+    seed: int,
+    switch_keys: np.ndarray,
+) -> np.ndarray:
+    """backup[l, s, t]: per route, a neighbour N of s in layer l other than the primary next
+    hop with dist(N, t) < dist(N, s) + dist(s, t) (RFC 5286, inequality 1; dist(N, s) = 1), or
+    -1. Downstream alternates (dist(N, t) < dist(s, t)) win over the others, as they also hold
+    when several cables fail; among equals the highest random weight by names, so a backup
+    depends on its switches' names and not on where they sit in a list (OPERATIONS.md 1).
+
+    Loop-free under any single cable failure: only the switch at the failed cable's upstream
+    end leaves its primary, and its alternate's primary path descends strictly in distance
+    below dist(s, t), so it neither returns to s nor crosses the failed cable."""
+    backup = np.full(routing.next_hop.shape, -1, dtype=np.int32)
+    keys = np.ascontiguousarray(switch_keys, dtype=np.uint64)
+    for i, layer in enumerate(layers):
+        neighbours = layer_neighbours(nr, edges, layer.links)
+        dist = routing.dist[i].astype(np.int16)
+        stream = np.uint64(salt("backup", seed, layer.number))
+        destination_keys = mix64(keys ^ stream)
+        for s in range(nr):
+            candidates = np.unique(neighbours[s])
+            if len(candidates) < 2:
+                continue  # one cable: nothing to fall back on
+            own = dist[s]
+            via = dist[candidates]  # (k, nr)
+            routed = (own > 0) & (own != UNREACHABLE)
+            loop_free = (
+                routed[None, :]
+                & (candidates[:, None] != routing.next_hop[i, s][None, :])
+                & (via < own[None, :] + 1)
+            )
+            downstream = (via < own[None, :]).astype(np.uint64) << np.uint64(63)
+            weight = mix64(keys[candidates][:, None] ^ mix64(destination_keys ^ keys[s])[None, :])
+            score = np.where(
+                loop_free, downstream | ((weight >> np.uint64(2)) + np.uint64(1)), np.uint64(0)
+            )
+            best = np.argmax(score, axis=0)
+            found = loop_free.any(axis=0)
+            backup[i, s] = np.where(found, candidates[best], -1)
+    return backup
+
+
+def backup_coverage(routing: Routing) -> list[float]:
+    """Per layer: the share of routes (switch, destination) that have a backup."""
+    if routing.backup is None:
+        return [0.0] * routing.layer_count
+    routed = routing.next_hop >= 0
+    covered = (routing.backup >= 0) & routed
+    totals = routed.sum(axis=(1, 2))
+    return [
+        float(c) / float(t) if t else 0.0
+        for c, t in zip(covered.sum(axis=(1, 2)).tolist(), totals.tolist(), strict=True)
+    ]

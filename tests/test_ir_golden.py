@@ -35,6 +35,7 @@ IR_CASES = {
     "hand6-vlan": GOLDEN / "hand6-vlan.yaml",
     "hand6-ecmp": GOLDEN / "hand6-ecmp.yaml",
     "hand6-acyclic": GOLDEN / "hand6-acyclic.yaml",
+    "hand6-lfa": GOLDEN / "hand6-lfa.yaml",
 }
 
 
@@ -43,8 +44,13 @@ def ir_files(inventory: Path) -> dict[str, str]:
     files = {"fabric.json": dumps_json_records(compiled.to_json())}
     builder = ViewBuilder(compiled, compiled.address_plan)
     for switch in compiled.fabric.switches:
-        view = builder.view(switch.index, switch.platform)
-        text = json.dumps(dataclasses.asdict(view), indent=1, default=_route_table_json)
+        view = dataclasses.asdict(builder.view(switch.index, switch.platform))
+        if compiled.routing.backup is None:
+            # Views of fabrics without backup routes stay as they were before backups existed.
+            del view["backup_distance"]
+            for layer in view["layers"]:
+                del layer["backup_v4"], layer["backup_v6"]
+        text = json.dumps(view, indent=1, default=_route_table_json)
         files[f"views/{switch.name}.json"] = text + "\n"
     return files
 

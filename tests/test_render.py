@@ -50,6 +50,7 @@ GOLDEN_CASES = {
     "hand6-v6": (GOLDEN / "hand6-v6.yaml", ["frr", "linux"]),
     "hand6-ecmp": (GOLDEN / "hand6-ecmp.yaml", ["frr", "linux"]),
     "hand6-acyclic": (GOLDEN / "hand6-acyclic.yaml", ["frr"]),
+    "hand6-lfa": (GOLDEN / "hand6-lfa.yaml", ["frr", "eos", "junos", "nxos"]),
     # One platform per case, so that the Batfish snapshot is that platform's own files.
     "hand6-cumulus": (HAND6, ["cumulus"]),
     "hand6-junos": (HAND6, ["junos"]),

@@ -457,6 +457,7 @@ def planes_command(
 
 def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
     from fatpaths_cfg.analysis.failure_report import (
+        backup_lines,
         failures_plot,
         study_failures,
         summary_lines,
@@ -497,7 +498,7 @@ def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy
     tree.add_json_records("failures.json", result)
     tree.add_bytes("failures.png", failures_plot(result))
     run_or_exit(lambda: tree.commit(target))
-    for line in [*summary_lines(result), *worst_lines(result)]:
+    for line in [*summary_lines(result), *worst_lines(result), *backup_lines(result)]:
         console.print(line, markup=False, highlight=False)
     console.print(f"wrote {target / 'failures.json'} and {target / 'failures.png'}", markup=False)
 

@@ -10,6 +10,8 @@ import io
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from fatpaths_cfg.analysis.failures import (
     FailureTable,
     PathIndex,
@@ -25,6 +27,7 @@ from fatpaths_cfg.analysis.failures import (
     worst,
 )
 from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.verify.backups import walk_failures
 
 SEMANTICS = (
     "static routes do not reconverge: a (host pair, plane, layer) path works iff the walk of "
@@ -72,7 +75,57 @@ def study_failures(
         "summary": [asdict(p) for p in points],
         "worst": [_named_losses(index, table, rows[i], i) for i in worst(table, study.worst)],
         "failures": rows,
+        # Only with `routing.backup`, so other fabrics' reports keep their bytes.
+        **({"backups": backup_study(compiled)} if compiled.backup is not None else {}),
     }
+
+
+def backup_study(compiled: LoadedCompiled) -> list[dict[str, Any]]:
+    """Per layer: the share of routes (switch, destination switch) with a loop-free alternate,
+    and over every single cable failure of the layer, the switch-pair walks the cable breaks
+    and how many the backups carry on (the rest are dropped; none loops, see `verify`)."""
+    assert compiled.backup is not None
+    fabric = compiled.fabric
+    nr = fabric.nr
+    link_of = np.full((nr, nr), -1, dtype=np.int64)
+    for link in fabric.links:
+        link_of[link.a, link.b] = link_of[link.b, link.a] = link.index
+    planes = fabric.plane_of_switch
+    routed = ~np.eye(nr, dtype=bool) & (planes[:, None] == planes[None, :])
+    rows = []
+    for i, mask in enumerate(compiled.layer_masks):
+        hop, backup = compiled.next_hop[i], compiled.backup[i]
+        hop_link = np.where(hop >= 0, link_of[np.arange(nr)[:, None], hop], -1)
+        backup_link = np.where(backup >= 0, link_of[np.arange(nr)[:, None], backup], -1)
+        walks = walk_failures(hop, hop_link, backup, backup_link, np.flatnonzero(mask), routed)
+        routes = int((hop >= 0).sum())
+        saved = walks.walks - walks.dropped - len(walks.loops)
+        rows.append(
+            {
+                "layer": i + 1,
+                "routes": routes,
+                "backups": int((backup >= 0).sum()),
+                "lfa_coverage": round(int((backup >= 0).sum()) / routes, 6) if routes else None,
+                "cable_failures": walks.failures,
+                "broken_walks": walks.walks,
+                "saved_walks": saved,
+                "saved_share": round(saved / walks.walks, 6) if walks.walks else None,
+                "loops": len(walks.loops),
+            }
+        )
+    return rows
+
+
+def backup_lines(result: dict[str, Any]) -> list[str]:
+    lines = []
+    for row in result.get("backups", []):
+        lines.append(
+            f"layer {row['layer']} backups: LFA coverage {_share(row['lfa_coverage'])} of "
+            f"{row['routes']} routes; {row['cable_failures']} single cable failures break "
+            f"{row['broken_walks']} switch-pair walks, backups carry "
+            f"{_share(row['saved_share'])} on, {row['loops']} loop"
+        )
+    return lines
 
 
 def _named_losses(

@@ -23,7 +23,9 @@ RouteTable = dict[str, frozenset[str]]
 IP_LINE = re.compile(r"^ip(?P<six> -6)? (?P<kind>addr|route) replace (?P<dst>\S+)(?P<rest>.*)$")
 DEV = re.compile(r"\bdev (\S+)")
 VIA = re.compile(r"\bvia (\S+)")
-FRR_ROUTE = re.compile(r"^ipv?6? route (\S+) (\S+)")
+# A route with a distance is a floating backup (`routing.backup`): the device selects it only
+# once the primary is withdrawn, so it is no part of the table the device is checked against.
+FRR_ROUTE = re.compile(r"^ipv?6? route (\S+) (\S+)$")
 LINK_LOCAL_V6 = ipaddress.ip_network("fe80::/10")
 
 

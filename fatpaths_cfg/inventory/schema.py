@@ -180,6 +180,9 @@ class RoutingSpec(StrictModel):
     max_resamples: Annotated[int, Field(ge=1, le=10_000)] = 100
     # PAST's non-minimal variant: each destination's tree grows from a random switch.
     past_random_root: bool = False
+    # `lfa`: per (switch, layer, destination) a floating static route through a loop-free
+    # alternate of the same layer, taken when the primary's cable goes down (OPERATIONS.md 3).
+    backup: Literal["none", "lfa"] = "none"
 
     @model_validator(mode="after")
     def _compatible(self) -> RoutingSpec:
@@ -187,6 +190,16 @@ class RoutingSpec(StrictModel):
             raise ValueError(
                 "ecmp_within_layer and acyclic cannot both be on: equal-cost alternatives of an "
                 "up*/down* route may turn down->up and break deadlock freedom"
+            )
+        if self.backup != "none" and self.ecmp_within_layer:
+            raise ValueError(
+                "backup and ecmp_within_layer cannot both be on: with equal-cost next hops the "
+                "other members already carry a failed one's traffic"
+            )
+        if self.backup != "none" and self.acyclic:
+            raise ValueError(
+                "backup and acyclic cannot both be on: a loop-free alternate may turn an "
+                "up*/down* path up again and break deadlock freedom"
             )
         return self
 

@@ -51,8 +51,10 @@ class Probe:
 class ProbeResult:
     probe: Probe
     ok: bool
-    # True: no compiled path of this probe (either direction) crosses a failed link.
+    # True: no compiled path of this probe (either direction) crosses a failed link, or (with
+    # backup routes) each one that does is carried around it by the backups.
     expected_ok: bool
+    crossed: bool = False  # a primary path of this probe crosses a failed link
 
 
 @dataclass
@@ -82,6 +84,7 @@ class LabTestReport:
     layer_ids: list[int] = field(default_factory=list)
     pacing: list[PacingResult] = field(default_factory=list)
     low_latency: list[LowLatencyResult] = field(default_factory=list)
+    backups: bool = False  # the switches hold backup routes (`routing.backup`)
 
     @property
     def families(self) -> list[int]:
@@ -94,6 +97,11 @@ class LabTestReport:
     @property
     def unexpected(self) -> list[ProbeResult]:
         return [r for r in self.pings if not r.ok and r.expected_ok]
+
+    @property
+    def crossed(self) -> list[ProbeResult]:
+        """Probes whose primary path (either direction) crosses a failed link."""
+        return [r for r in self.pings if r.crossed]
 
     @property
     def trace_failures(self) -> list[TraceResult]:
@@ -181,6 +189,7 @@ class PathModel:
         fabric = plan.compiled.fabric
         self.dist = plan.compiled.dist
         self.next_hop = plan.compiled.next_hop
+        self.backup = plan.compiled.backup  # loop-free alternates (`routing.backup`) or None
         self.ecmp = bool(plan.compiled.data["routing"].get("ecmp_within_layer"))
         self.link_of = {(min(k.a, k.b), max(k.a, k.b)): k.index for k in fabric.links}
         self.layer_links = [set(layer["links"]) for layer in plan.compiled.data["layers"]]
@@ -217,6 +226,24 @@ class PathModel:
                     step.add(n)
             frontier = step
         return used
+
+    def arrives(self, layer: int, s: int, t: int, failed: set[int]) -> bool:
+        """Whether s reaches t in this layer with `failed` links down: a switch whose next hop
+        is over a failed link takes its backup (withdrawn too when it is over one)."""
+        li, at, seen = layer - 1, s, {s}
+        while at != t:
+            nxt = int(self.next_hop[li, at, t])
+            if nxt < 0:
+                return False
+            if self.link_of[min(at, nxt), max(at, nxt)] in failed:
+                nxt = int(self.backup[li, at, t]) if self.backup is not None else -1
+                if nxt < 0 or self.link_of[min(at, nxt), max(at, nxt)] in failed:
+                    return False
+            if nxt in seen:
+                return False
+            seen.add(nxt)
+            at = nxt
+        return True
 
     def path(self, layer: int, s: int, t: int) -> list[int]:
         """The first-choice path (exact without ECMP)."""
@@ -335,9 +362,16 @@ def run_lab_test(
     for probe, ok in zip(probes, outcomes, strict=True):
         used = model.links_used(probe.layer, probe.src_switch, probe.dst_switch)
         used |= model.links_used(probe.layer, probe.dst_switch, probe.src_switch)
-        pings.append(ProbeResult(probe, ok, not (used & failed)))
+        crossed = bool(used & failed)
+        carried = not crossed
+        if crossed and model.backup is not None:
+            s, t = probe.src_switch, probe.dst_switch
+            carried = model.arrives(probe.layer, s, t, failed) and model.arrives(
+                probe.layer, t, s, failed
+            )
+        pings.append(ProbeResult(probe, ok, carried, crossed))
     # Traceroutes only where the layer is intact: a dead link's trace has nothing to compare.
-    candidates = [r.probe for r in pings if r.expected_ok]
+    candidates = [r.probe for r in pings if r.expected_ok and not r.crossed]
     sampled = sample_traces(candidates, traces_per_layer, int(plan.compiled.data["seed"]))
     max_hops = int(plan.compiled.dist[plan.compiled.dist < 255].max(initial=0)) + 2
     traces = []
@@ -356,4 +390,5 @@ def run_lab_test(
         plan.layer_ids,
         check_pacing(plan),
         check_low_latency(plan, traces_per_layer, int(plan.compiled.data["seed"]), failed),
+        model.backup is not None,
     )

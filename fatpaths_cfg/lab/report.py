@@ -100,6 +100,14 @@ def print_report(console: Console, plan: LabPlan, report: LabTestReport) -> None
                     soft_wrap=True,
                     markup=False,
                 )
+    crossed = report.crossed
+    if crossed and report.backups:
+        carried = sum(r.ok for r in crossed)
+        console.print(
+            f"backup routes: {carried}/{len(crossed)} probes whose path crosses a failed link "
+            f"answered ({carried / len(crossed):.0%})",
+            soft_wrap=True,
+        )
     working, pairs = report.pairs_with_a_working_layer(by_host=planes)
     what = "host pairs probed" if planes else "host pairs (by switch pair)"
     console.print(

@@ -142,6 +142,8 @@ class Platform:
                per layer with static MAC entries).
     families:  address families it routes (`ipv4`, `ipv6`).
     ecmp:      it installs several next hops per prefix (`routing.ecmp_within_layer`).
+    floating:  it holds a floating static route (a higher administrative distance) that takes
+               over when the primary's interface goes down (`routing.backup`).
     limits:    per-switch table sizes (see `Limits`).
     kernel:    it forwards in the Linux kernel: its files name ports by `fatpaths_cfg.ifnames`'
                kernel rule and hold a route per host (verify reads both back).
@@ -163,6 +165,7 @@ class Platform:
     clab: ClabNode | None = None
     families: tuple[str, ...] = ("ipv4", "ipv6")
     ecmp: bool = True
+    floating: bool = True
     kernel: bool = False
     netns: NetnsNode | None = None
     deploy: Deploy | None = None

@@ -19,6 +19,10 @@ PLATFORM = Platform(
     summary="plain Linux switch: one iproute2 script with addresses and routes",
     files=(SwitchFile("{switch}.sh", f"{READERS}:read_iproute2", template="switch.sh.j2"),),
     encodings=("prefix",),
+    # A kernel route of a higher metric is no floating route: the kernel keeps a route whose
+    # port lost carrier (flagged linkdown) unless a sysctl says otherwise, and nothing here
+    # withdraws it.
+    floating=False,
     limits=Limits(routes=1_000_000, vlans=4094, static_macs=0),
     kernel=True,
     snapshot=Snapshot(folder=None, model="sonic"),

@@ -155,6 +155,22 @@ def _unsupported(
                 "set routing.ecmp_within_layer: false",
             )
         )
+    if compiled.routing.backup is not None and not platform.floating:
+        found.append(
+            (
+                ("routing", "backup"),
+                f"platform {name} cannot hold backup routes (no floating static routes)",
+                "set routing.backup: none, or render for frr, sonic, cumulus, eos, nxos or junos",
+            )
+        )
+    if compiled.routing.backup is not None and plan.encoding == "vlan":
+        found.append(
+            (
+                ("routing", "backup"),
+                "backup routes need the prefix encoding: a static MAC entry has no backup",
+                "set routing.backup: none, or addressing.encoding: prefix",
+            )
+        )
     return found
 
 
@@ -188,4 +204,7 @@ def _platform_needs(
 ) -> tuple[int, int, int]:
     if plan.encoding == "vlan":
         return 0, len(plan.vlans), len(plan.vlans) * hosts
-    return compiled.route_counts[switch] * families, 0, 0
+    backups = 0
+    if compiled.routing.backup is not None:
+        backups = int((compiled.routing.backup[:, switch] >= 0).sum())
+    return (compiled.route_counts[switch] + backups) * families, 0, 0

@@ -15,12 +15,16 @@ import jinja2
 from fatpaths_cfg.platforms import Platform, SwitchFile, resolve
 from fatpaths_cfg.render.environment import platform_environment
 from fatpaths_cfg.render.native_ports import port_naming
-from fatpaths_cfg.render.routes import RouteTable
+from fatpaths_cfg.render.routes import EMPTY_ROUTES, RouteTable
 
 # The IP MTU of every fabric port. The inventory has no MTU and the frr/linux output and host
 # plans keep the kernel's default of 1500, so eos and sonic set the same value explicitly: one
 # MTU on every platform, whatever a NOS would default to (SONiC's port default is 9100).
 FABRIC_MTU = 1500
+# Administrative distance of a backup route (`routing.backup`): above every static and
+# dynamic default (static 1, eBGP 20, OSPF 110, iBGP 200; Junos static 5), so it is only
+# installed once the primary static route is withdrawn with its interface.
+BACKUP_DISTANCE = 250
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class LayerRoutes:
     vlan: int | None
     routes_v4: RouteTable
     routes_v6: RouteTable
+    # Floating static routes through each destination's loop-free alternate (`routing.backup`).
+    backup_v4: RouteTable = EMPTY_ROUTES
+    backup_v6: RouteTable = EMPTY_ROUTES
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,17 @@ class SwitchView:
     layers: list[LayerRoutes]
     static_macs: list[StaticMac]
     host_vlan: int  # the access VLAN that carries host gateways on eos/sonic
+    backup_distance: int = BACKUP_DISTANCE
 
     @property
     def route_lines(self) -> int:
-        return sum(len(layer.routes_v4) + len(layer.routes_v6) for layer in self.layers)
+        return sum(
+            len(layer.routes_v4)
+            + len(layer.routes_v6)
+            + len(layer.backup_v4)
+            + len(layer.backup_v6)
+            for layer in self.layers
+        )
 
     @property
     def vlans(self) -> list[int]:

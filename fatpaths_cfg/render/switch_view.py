@@ -84,8 +84,13 @@ class ViewBuilder:
         peers_v4 = self.peer_texts(self.peer_v4[switch]) if v4 else None
         peers_v6 = self.peer_texts(self.peer_v6[switch]) if v6 else None
         layers = []
+        backup = compiled.routing.backup
         for i in range(len(compiled.layers)):
             targets, hops = self.next_hops(i, switch)
+            if backup is not None:
+                alternates = backup[i, switch]
+                covered = np.flatnonzero(alternates >= 0)
+                covered_hops = alternates[covered]
             layers.append(
                 LayerRoutes(
                     i + 1,
@@ -95,6 +100,12 @@ class ViewBuilder:
                     else EMPTY_ROUTES,
                     _routes(self.subnets_v6[i], peers_v6, targets, hops)
                     if peers_v6 is not None
+                    else EMPTY_ROUTES,
+                    _routes(self.subnets_v4[i], peers_v4, covered, covered_hops)
+                    if peers_v4 is not None and backup is not None
+                    else EMPTY_ROUTES,
+                    _routes(self.subnets_v6[i], peers_v6, covered, covered_hops)
+                    if peers_v6 is not None and backup is not None
                     else EMPTY_ROUTES,
                 )
             )

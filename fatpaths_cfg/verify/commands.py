@@ -29,6 +29,8 @@ def _summary(report: VerifyReport) -> None:
             f"{check.platform}: {check.routes} routes, {check.walks} walks, "
             f"{check.host_addresses} host addresses in {seconds:.1f}s: {status}"
         )
+        if check.backups is not None:
+            print(f"  {check.backups}")
         for finding in check.findings[:PRINTED_FINDINGS]:
             print(f"  {finding}", file=sys.stderr)
         if len(check.findings) > PRINTED_FINDINGS:

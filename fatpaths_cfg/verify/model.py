@@ -202,6 +202,9 @@ class ParsedConfigs:
     platform: str
     files: list[str] = field(default_factory=list)
     routes: RouteColumns = field(default_factory=RouteColumns)
+    # Floating static routes (`routing.backup`): checked apart, as they forward only when the
+    # primary route's cable is down.
+    backups: RouteColumns = field(default_factory=RouteColumns)
     macs: MacColumns = field(default_factory=MacColumns)
     trunks: list[TrunkLine] = field(default_factory=list)
     switch_addresses: AddressColumns = field(default_factory=AddressColumns)

@@ -19,6 +19,7 @@ from fatpaths_cfg import _native
 from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS, resolve
+from fatpaths_cfg.render.base import BACKUP_DISTANCE
 from fatpaths_cfg.render.native_ports import port_naming
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, PendingFile, RouteBlock, TrunkLine
 
@@ -37,6 +38,8 @@ _FRR_INERT = (
 # EOS statements that carry nothing the forwarding check needs (descriptions, VLAN names,
 # switchport modes, storm control, routing switches). Anything else must be understood.
 _FRR_ROUTE = ("ip route ", "ipv6 route ")
+# The distance every backup route is rendered with (`ip route PREFIX HOP 250`).
+BACKUP = str(BACKUP_DISTANCE)
 _EOS_INERT = (
     "hostname ",
     "vlan ",
@@ -102,6 +105,14 @@ class _SwitchReader:
     def route(self, prefix: str, next_hop: str, line: int) -> None:
         self.routes([prefix], [next_hop], [line])
 
+    def backup(self, prefix: str, next_hop: str, line: int) -> None:
+        backups = self.parsed.backups
+        backups.prefix.append(prefix)
+        backups.next_hop.append(next_hop)
+        backups.line.append(line)
+        backups.switch.append(self.switch)
+        backups.file.append(self.file)
+
     def address(self, interface: str, address: str, line: int) -> None:
         self.parsed.address_file[self.name] = self.file
         port = self.ifnames.get(interface, interface)
@@ -147,6 +158,9 @@ class _SwitchReader:
                     prefixes.append(parts[2])
                     hops.append(parts[3])
                     lines.append(number)
+                    continue
+                if len(parts) == 5 and parts[4] == BACKUP:
+                    self.backup(parts[2], parts[3], number)
                     continue
             elif not text or text[0] == "!" or text.startswith(_FRR_INERT):
                 continue
@@ -236,6 +250,9 @@ class _SwitchReader:
                 if len(parts) == 4:
                     self.route(parts[2], parts[3], number)
                     continue
+                if len(parts) == 5 and parts[4] == BACKUP:
+                    self.backup(parts[2], parts[3], number)
+                    continue
             elif text.startswith("interface "):
                 interface = text.split(None, 1)[1]
                 continue
@@ -323,8 +340,17 @@ class FrrRouteBatch:
                 hop_names,
             )
         )
+        backups = parsed.backups
         for at, number, text in other:
-            if text.startswith(_FRR_ROUTE) or not text.startswith(_FRR_INERT):
+            parts = text.split() if text.startswith(_FRR_ROUTE) else []
+            if len(parts) == 5 and parts[4] == BACKUP:
+                # Few (a backup per route at most): Python rows beside the native block.
+                backups.switch.append(int(switch_of[at]))
+                backups.prefix.append(parts[2])
+                backups.next_hop.append(parts[3])
+                backups.file.append(int(file_of[at]))
+                backups.line.append(number)
+            elif text.startswith(_FRR_ROUTE) or not text.startswith(_FRR_INERT):
                 parsed.unparsed.append((int(file_of[at]), number, text))
         for at in unread:
             reader, file, path = self.files[at]

@@ -28,6 +28,8 @@ def report_json(report: VerifyReport) -> dict[str, Any]:
                 "host_addresses": check.host_addresses,
                 "seconds": {k: round(v, 3) for k, v in check.seconds.items()},
                 "findings": [f.to_json() for f in check.findings],
+                # Only when the configs hold backup routes, so other reports keep their bytes.
+                **({"backups": check.backups.to_json()} if check.backups is not None else {}),
             }
             for check in report.checks
         ],
@@ -61,6 +63,14 @@ def report_markdown(report: VerifyReport) -> str:
         "(links, loopbacks, gateways, hosts) is configured where the plan puts it.",
         "",
     ]
+    for check in report.checks:
+        if check.backups is not None:
+            lines += [
+                f"Backup routes on {check.platform}: each is a loop-free alternate of its layer "
+                "(dist(N, t) < dist(N, s) + dist(s, t)) and, with any one cable of a layer down "
+                f"and its primaries withdrawn, no walk loops. {check.backups}.",
+                "",
+            ]
     for check in report.checks:
         if check.findings:
             lines += [f"### Findings on {check.platform}", ""]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fatpaths_cfg.render.base import BACKUP_DISTANCE
+
 if TYPE_CHECKING:
     from fatpaths_cfg.verify.readers import SwitchReader
 
@@ -91,6 +93,15 @@ def read_junos_set(reader: SwitchReader, relative: str) -> None:
                 hops.append(words[4])
                 lines.append(number)
                 continue
+            # A backup: `static route P qualified-next-hop H preference 250`.
+            if (
+                len(words) == 7
+                and words[:2] == ["static", "route"]
+                and words[3] == "qualified-next-hop"
+                and words[5:] == ["preference", str(BACKUP_DISTANCE)]
+            ):
+                reader.backup(words[2], words[4], number)
+                continue
         elif text.startswith("set interfaces ") and len(parts) > 3:
             rest = parts[3:]
             if _junos_address(reader, parts[2], rest, number):
@@ -146,6 +157,9 @@ def read_nxos(reader: SwitchReader, relative: str) -> None:
                 prefixes.append(parts[2])
                 hops.append(parts[3])
                 lines.append(number)
+                continue
+            if len(parts) == 5 and parts[4] == str(BACKUP_DISTANCE):
+                reader.backup(parts[2], parts[3], number)
                 continue
         elif text.startswith("interface ") and raw[0] == "i":
             interface = text.split(None, 1)[1]
