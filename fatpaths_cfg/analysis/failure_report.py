@@ -27,7 +27,7 @@ from fatpaths_cfg.analysis.failures import (
     worst,
 )
 from fatpaths_cfg.compiled import LoadedCompiled
-from fatpaths_cfg.verify.backups import walk_failures
+from fatpaths_cfg.failure_walks import walk_failures
 
 SEMANTICS = (
     "static routes do not reconverge: a (host pair, plane, layer) path works iff the walk of "

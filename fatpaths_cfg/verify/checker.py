@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from fatpaths_cfg import _native
 from fatpaths_cfg.beside import beside
 from fatpaths_cfg.compiled import LoadedCompiled
-from fatpaths_cfg.verify.backups import FailureWalks, replay_failed, walk_failures
+from fatpaths_cfg.failure_walks import FailureWalks, replay_failed, walk_failures
 from fatpaths_cfg.verify.deadlock import LayerRoutes
 from fatpaths_cfg.verify.model import (
     AddressColumns,

@@ -5,6 +5,8 @@ floating route through its loop-free alternate takes over; walk every pair the c
 A walk may be dropped (no backup, or the backup is over the failed cable too): the host moves
 the flow to another layer. It must never loop: a loop burns the cable until TTL expiry, and
 the host sees no error that would move the flow.
+
+Below verify and analysis, which both walk failures with it.
 """
 
 from __future__ import annotations
