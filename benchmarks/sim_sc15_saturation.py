@@ -16,7 +16,7 @@ largest accepted load of the sweep; the table also gives the median host's accep
 that point. SC'15 simulated
 256-byte packets, flit by flit, on lossless credit-based links with 100 KB of buffer per
 port; here packets are 9,000 bytes (far fewer events), queues hold 100 KB, and the transport
-is NDP (trimming instead of credits); the README's reproduction section says what that
+is NDP (trimming instead of credits); docs/guide/simulate.md's reproduction section says what that
 changes.
 
 `--lossless` runs the paper's model instead: PFC queues (pause at the 100 KB of a port's

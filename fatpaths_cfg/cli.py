@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
 from fatpaths_cfg.cli_values import convert_plainly
@@ -22,12 +22,27 @@ from fatpaths_cfg.memory import settle_long_lived
 # dependency, and this code only needs their parameters and subcommands.
 
 
+def _usage_pieces(shown: str) -> Any:
+    def pieces(ctx: Any) -> list[str]:
+        return [shown]
+
+    return pieces
+
+
 def _untype_switches(params: list[Any]) -> list[Any]:
     """Show switches (`--dry-run`, `--help`) by name alone: typer labels every boolean option
-    `<bool>`, which reads as if the switch took a value."""
+    `<bool>`, which reads as if the switch took a value. Arguments read as the tools people
+    know write them, `OUT`, not `{out}`."""
     for param in params:
         if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
             param.metavar = ""
+        elif isinstance(param, TyperArgument) and param.metavar is None and param.name:
+            param.metavar = param.name.upper()
+            # typer's usage line writes a required argument as {name}: plain OUT, and an
+            # optional one as [OUT], as click and the tools people know write them.
+            shown = param.metavar if param.required else f"[{param.metavar}]"
+            shown += "..." if param.nargs != 1 else ""
+            param.get_usage_pieces = _usage_pieces(shown)  # type: ignore[method-assign]
     return params
 
 

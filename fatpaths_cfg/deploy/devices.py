@@ -217,7 +217,7 @@ def load_device_book(path: Path | None, cli: Access) -> DeviceBook:
             source.file,
             "",
             "the devices file must be a mapping",
-            "see `devices:` in the README's Deploy section",
+            "see `devices:` in the documentation's deploy guide (docs/guide/deploy.md)",
             line=1,
         )
     try:
