@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="solve serial 400G's LPs instead of scaling serial 100G's",
     )
-    parser.add_argument("--figure", type=Path, default=Path("benchmarks/figures/pnet_compare.png"))
+    parser.add_argument("--figure", type=Path, default=Path("docs/figures/pnet_compare.png"))
     parser.add_argument("--json", action="store_true", help="print all results as JSON")
     parser.add_argument(
         "--jobs", type=int, default=2, help="worker processes (the machine's 2 cores)"

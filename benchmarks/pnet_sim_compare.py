@@ -226,9 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         default="10MB",
         help="size of the background permutation flows under RPC; 0: none",
     )
-    parser.add_argument(
-        "--figure", type=Path, default=Path("benchmarks/figures/pnet_sim_compare.png")
-    )
+    parser.add_argument("--figure", type=Path, default=Path("docs/figures/pnet_sim_compare.png"))
     parser.add_argument("--json", action="store_true", help="print all results as JSON")
     args = parser.parse_args(argv)
     sizes = [parse_bytes(s) for s in args.sizes.split(",")]

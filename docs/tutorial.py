@@ -2,12 +2,16 @@
 the page are what the commands printed, not typed. The lab steps need root (network
 namespaces) and FRR; without them the page says so where their output would be.
 
-    python docs/tutorial.py
+    python docs/tutorial.py            # rerun every step, rewrite the page
+    python docs/tutorial.py --check    # rerun the steps that need no root; exit 1 when what
+                                       # they print differs from the page (times aside)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,7 +81,39 @@ def run(command: str, cwd: Path) -> str:
     return text.rstrip()
 
 
+# What changes from run to run: durations and the simulator's CPU seconds (last column).
+VARYING = re.compile(r"\d+(\.\d+)? ?s\b|\d+\.\d+ │$", re.M)
+
+
+def steady(text: str) -> str:
+    return VARYING.sub("…", text)
+
+
+def check() -> None:
+    """The page's outputs of the steps that need no root, against a rerun."""
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="fatpaths-tutorial-") as scratch:
+        cwd = Path(scratch)
+        stale = []
+        for _, command, needs_root in STEPS:
+            if needs_root:
+                continue
+            block = f"$ {command}\n{run(command, cwd)}\n```"
+            if steady(block) not in steady(page):
+                stale.append(command)
+    if stale:
+        print(
+            f"stale output of: {'; '.join(stale)} (run: python docs/tutorial.py)", file=sys.stderr
+        )
+        raise SystemExit(1)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare, write nothing")
+    if parser.parse_args().check:
+        check()
+        return
     from fatpaths_cfg.lab.frr import frr_available
 
     root = os.geteuid() == 0 and frr_available()

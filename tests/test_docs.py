@@ -47,3 +47,13 @@ def test_the_site_builds_with_every_link_resolved(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "site" / "reference" / "inventory" / "index.html").is_file()
     assert (tmp_path / "site" / "getting-started" / "index.html").is_file()
+
+
+def test_the_getting_started_outputs_are_what_the_commands_print() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "docs" / "tutorial.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
