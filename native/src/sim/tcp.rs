@@ -6,7 +6,7 @@
 //! a retransmission timeout that restarts from the first unacknowledged packet.
 
 use super::layers::LayerSignal;
-use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
+use super::packet::{flags, Packet, PacketKind, Time};
 use super::transport::{Host, Transport};
 
 /// DCTCP's gain for the marked-fraction moving average (1/16, as in the DCTCP paper).
@@ -313,16 +313,11 @@ impl<H: Host> Transport<H> for Tcp {
         if now < st.last_progress + rto {
             return;
         }
-        // The clock of the oldest unacknowledged packet starts when it left the source's NIC:
-        // while it waits there it cannot have been lost.
-        if st.snd_una < st.high_sent {
-            if host.waiting_at_source(f, st.snd_una) {
-                return;
-            }
-            let departed = host.departed_at(f, st.snd_una);
-            if departed != NO_TIME && now < departed.max(st.last_progress) + rto {
-                return;
-            }
+        // While the oldest unacknowledged packet still waits at the source's NIC it cannot have
+        // been lost. (The clock itself keeps running from the last progress: restarting it at a
+        // fast retransmission's departure would delay recovery from a lost retransmission.)
+        if st.snd_una < st.high_sent && host.waiting_at_source(f, st.snd_una) {
+            return;
         }
         let st = &mut self.flows[f];
         let flight = (st.snd_nxt - st.snd_una) as f64;
