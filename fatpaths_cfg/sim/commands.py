@@ -475,6 +475,8 @@ def simulate_command(
         run_or_exit(lambda: write_connection_matrix(flows, network.n_hosts, save_matrix, force))
     _print_table(results)
     for scheme, result in results.items():
+        for warning in result.warnings(network.host_names):
+            console.print(f"warning: {scheme}: {warning}", markup=False)
         if result.deadlock is not None:
             console.print(f"{scheme}: {deadlock_line(result.deadlock)}", markup=False)
     if not by_size:
@@ -594,6 +596,7 @@ def _print_table(results: dict[str, SimResult]) -> None:
         "median FCT µs",
         "p99 FCT µs",
         "median Gb/s",
+        "rtx (spurious)",
         "events",
         "CPU s",
     )
@@ -614,6 +617,7 @@ def _print_table(results: dict[str, SimResult]) -> None:
             bound + _figure(fct["median_us"]),
             bound + _figure(fct["p99_us"]),
             _figure(rate["median"], 2),
+            f"{s['retransmissions']:,} ({s['spurious_retransmissions']:,})",
             f"{s['events']:,}",
             f"{result.cpu_seconds:.2f}",
         )

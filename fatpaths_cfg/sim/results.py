@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +59,20 @@ def layer_list(mask: int) -> str:
     return ";".join(str(i + 1) for i in range(64) if mask >> i & 1)
 
 
+# A run whose spurious retransmissions exceed this share of its data packets gets a warning.
+SPURIOUS_WARNING_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """An accounting identity the engine checked at the end of the run (see
+    native/src/sim/invariants.rs); `detail` says how it failed."""
+
+    name: str
+    holds: bool
+    detail: str = ""
+
+
 @dataclass
 class SimResult:
     network_name: str
@@ -76,6 +90,7 @@ class SimResult:
     deadlock: dict[str, object] | None = None
     # Flows starting before this time are warm-up: simulated, but left out of the statistics.
     warmup_ps: int = 0
+    invariants: list[Invariant] = field(default_factory=list)
 
     @property
     def measured(self) -> npt.NDArray[np.bool_]:
@@ -164,9 +179,30 @@ class SimResult:
             "wall_seconds": self.wall_seconds,
             "cpu_seconds": self.cpu_seconds,
             "peak_rss_mb": self.peak_rss_bytes / 2**20,
+            "retransmissions": int(np.sum(self.flows["retransmits"])),
+            "spurious_retransmissions": int(c.get("spurious_retransmissions", 0)),
+            "invariants": {i.name: {"holds": i.holds, "detail": i.detail} for i in self.invariants},
             "counters": c,
             "deadlock": self.deadlock,
         }
+
+    def warnings(self, host_names: list[str] | None = None) -> list[str]:
+        """What makes the run's figures doubtful: broken invariants, and spurious
+        retransmissions above 1% of the data packets sent, naming the worst flow and its host."""
+        out = [f"invariant {i.name} broken: {i.detail}" for i in self.invariants if not i.holds]
+        spurious = int(self.counters.get("spurious_retransmissions", 0))
+        sent = int(self.counters.get("data_packets_sent", 0))
+        if sent and spurious > SPURIOUS_WARNING_SHARE * sent:
+            per_flow = np.asarray(self.flows["spurious"])
+            worst = int(np.argmax(per_flow))
+            src = int(self.workload.src[worst])
+            host = host_names[src] if host_names else str(src)
+            out.append(
+                f"{spurious:,} spurious retransmissions, {spurious / sent:.1%} of "
+                f"{sent:,} data packets; most from host {host}, flow {worst} "
+                f"({int(per_flow[worst]):,} of its {int(self.flows['packets_sent'][worst]):,})"
+            )
+        return out
 
     def _rounds_summary(self) -> dict[str, object]:
         times = self.round_times_ps()
@@ -183,7 +219,8 @@ class SimResult:
             w.writerow(
                 [
                     "flow", "src", "dst", "size_bytes", "start_us", "finish_us", "fct_us",
-                    "sender_done_us", "layers", "trims", "drops", "retransmits", "packets_sent",
+                    "sender_done_us", "layers", "trims", "drops", "retransmits", "spurious",
+                    "packets_sent",
                 ]
             )  # fmt: skip
             f = self.flows
@@ -204,6 +241,7 @@ class SimResult:
                         int(f["trims"][i]),
                         int(f["drops"][i]),
                         int(f["retransmits"][i]),
+                        int(f["spurious"][i]),
                         int(f["packets_sent"][i]),
                     ]
                 )

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .network import SimNetwork
-from .results import SimResult
+from .results import Invariant, SimResult
 from .workloads import Workload
 
 TRANSPORTS = ("ndp", "tcp", "dctcp", "mptcp")
@@ -283,6 +283,7 @@ class NativeEngine(Protocol):
     def flow_results(self) -> dict[str, npt.NDArray[Any]]: ...
     def counters(self) -> dict[str, int]: ...
     def check_deadlock(self) -> list[tuple[int, int]] | None: ...
+    def invariants(self) -> list[tuple[str, bool, str]]: ...
 
 
 def native_engine(network: SimNetwork, workload: Workload, config: SimConfig) -> NativeEngine:
@@ -356,6 +357,7 @@ def simulate(
         n_layers=network.n_layers,
         deadlock=deadlock,
         warmup_ps=round(config.warmup_us * 1e6),
+        invariants=[Invariant(name, holds, detail) for name, holds, detail in engine.invariants()],
     )
 
 

@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 use super::config::{
     DropPolicy, LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind,
 };
+use super::copies::CopyLedger;
 use super::events::{EventKind, EventQueue};
+use super::invariants::{self, InNetwork, Invariant};
 use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
 use super::ndp::Ndp;
@@ -62,6 +64,8 @@ pub struct FlowRecord {
     pub trims: u32,
     pub drops: u32,
     pub retransmits: u32,
+    /// Retransmissions sent while an earlier copy was queued, travelling or delivered.
+    pub spurious: u32,
     pub packets_sent: u32,
     /// Unique payload bytes the receiver holds.
     pub delivered: u64,
@@ -115,6 +119,11 @@ pub struct Counters {
     pub indirect_packets: u64,
     /// Data packets that reached their receiver after a higher-numbered one of their flow.
     pub out_of_order: u64,
+    /// Retransmissions sent while an earlier copy was queued, travelling or delivered.
+    pub spurious_retransmissions: u64,
+    /// Data packets that reached their receiver with their payload, and trimmed ones (headers).
+    pub data_arrivals: u64,
+    pub header_arrivals: u64,
 }
 
 /// A simulation of one workload on one fabric.
@@ -181,6 +190,8 @@ pub struct Datapath {
     rng: SimRng,
     layer_choice: LayerChoice,
     counters: Counters,
+    /// Where every data packet's copies are (source NIC, network, delivered).
+    copies: CopyLedger,
 }
 
 /// One flow of the workload.
@@ -295,6 +306,7 @@ impl Simulator {
                 trims: 0,
                 drops: 0,
                 retransmits: 0,
+                spurious: 0,
                 packets_sent: 0,
                 delivered: 0,
                 layers_used: 0,
@@ -383,6 +395,7 @@ impl Simulator {
             events,
             now: 0,
             counters: Counters::default(),
+            copies: CopyLedger::new(n_flows),
         };
         Ok(Simulator {
             net,
@@ -441,6 +454,25 @@ impl Simulator {
         self.net.payload_in_network()
     }
 
+    /// The run's accounting identities (see `invariants`), checked now.
+    pub fn invariants(&self) -> Vec<Invariant> {
+        let net = &self.net;
+        let min_fct = |f: &FlowRecord| -> Time {
+            let wire = f.size + f.n_packets as u64 * net.cfg.header as u64;
+            let nic = &net.ports[net.host_nic_port(f.src, 0) as usize];
+            // Rounded down, and spread over every plane's NIC (MPTCP may use them all).
+            wire * 8_000_000 / nic.rate_mbps / net.planes as u64
+        };
+        let pfc = net.pfc.as_ref().map(|q| q.conservation());
+        invariants::check(
+            &net.counters,
+            &net.flows,
+            net.packets_inside(),
+            &min_fct,
+            pfc,
+        )
+    }
+
     /// The most events that were pending at once.
     pub fn peak_pending_events(&self) -> usize {
         self.net.events.peak_len
@@ -490,6 +522,8 @@ impl Simulator {
 
     fn start_flow(&mut self, f: u32) {
         self.net.counters.flows_started += 1;
+        let n_packets = self.net.flows[f as usize].n_packets;
+        self.net.copies.start(f as usize, n_packets);
         self.active.push(f);
         if !self.rto_scan_pending {
             self.rto_scan_pending = true;
@@ -586,6 +620,26 @@ impl Datapath {
         }
     }
 
+    /// Data packets inside the network, whole and trimmed.
+    fn packets_inside(&self) -> InNetwork {
+        let mut free = vec![false; self.packets.len()];
+        for &i in &self.free_packets {
+            free[i as usize] = true;
+        }
+        let mut inside = InNetwork::default();
+        for (p, _) in self.packets.iter().zip(free).filter(|(_, f)| !f) {
+            if p.kind != PacketKind::Data {
+                continue;
+            }
+            if p.flags & flags::TRIMMED != 0 {
+                inside.headers += 1;
+            } else {
+                inside.data += 1;
+            }
+        }
+        inside
+    }
+
     fn payload_in_network(&self) -> u64 {
         let mut free = vec![false; self.packets.len()];
         for &i in &self.free_packets {
@@ -651,6 +705,10 @@ impl Datapath {
             fl.retransmits += 1;
         }
         let (src, dst) = (fl.src, fl.dst);
+        if self.copies.queued(f, seq, is_rtx) {
+            fl.spurious += 1;
+            self.counters.spurious_retransmissions += 1;
+        }
         let size = self.payload_bytes(f, seq) + self.cfg.header;
         let pkt = self.alloc_packet(Packet {
             sent_at: self.now,
@@ -753,7 +811,11 @@ impl Datapath {
         if node >= self.nr {
             let p = self.packets[pkt as usize];
             self.free_packet(pkt);
-            if p.kind == PacketKind::Data && p.flags & flags::TRIMMED == 0 {
+            if p.kind == PacketKind::Data && p.flags & flags::TRIMMED != 0 {
+                self.counters.header_arrivals += 1;
+            } else if p.kind == PacketKind::Data {
+                self.counters.data_arrivals += 1;
+                self.copies.delivered(p.flow as usize, p.seq);
                 let fl = &mut self.flows[p.flow as usize];
                 if p.seq + 1 < fl.highest_arrived {
                     fl.out_of_order += 1;
@@ -858,6 +920,7 @@ impl Datapath {
             PacketKind::Data => {
                 self.counters.data_drops += 1;
                 self.counters.payload_dropped += self.payload_of(&p);
+                self.copies.lost(p.flow as usize, p.seq);
             }
             _ => self.counters.control_drops += 1,
         }
@@ -871,7 +934,8 @@ impl Datapath {
         let payload = (p.size - header) as u64;
         p.size = header;
         p.flags |= flags::TRIMMED;
-        let flow = p.flow as usize;
+        let (flow, seq) = (p.flow as usize, p.seq);
+        self.copies.lost(flow, seq);
         self.counters.trims += 1;
         self.counters.payload_trimmed += payload;
         self.flows[flow].trims += 1;
@@ -890,7 +954,7 @@ impl Datapath {
             self.transmit(port, entry);
             return;
         }
-        let is_nic = port >= 2 * self.n_links && (port - 2 * self.n_links).is_multiple_of(2);
+        let is_nic = self.is_nic(port);
         let urgent = self.trimming && (p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0);
         if urgent {
             self.push_high(port, entry, is_nic);
@@ -999,8 +1063,27 @@ impl Datapath {
         let pkt = entry.pkt;
         let done = self.now + ser;
         self.port_state[port as usize].busy_until = done;
+        if self.is_nic(port) {
+            self.left_source(pkt);
+        }
         self.events
             .push(done + spec.latency, EventKind::Arrive, pkt, port);
+    }
+
+    /// Whether `port` is a host's NIC (host -> switch).
+    #[inline]
+    fn is_nic(&self, port: u32) -> bool {
+        port >= 2 * self.n_links && (port - 2 * self.n_links).is_multiple_of(2)
+    }
+
+    /// A packet starts serialisation at its source NIC: from now on it can be lost.
+    #[inline]
+    fn left_source(&mut self, pkt: u32) {
+        let p = &self.packets[pkt as usize];
+        if p.kind == PacketKind::Data {
+            let (flow, seq) = (p.flow as usize, p.seq);
+            self.copies.departed(flow, seq, self.now);
+        }
     }
 
     fn tx_done(&mut self, port: u32) {
@@ -1152,6 +1235,17 @@ impl Host for Datapath {
 
     fn finish_at_sender(&mut self, flow: usize) {
         self.flows[flow].sender_done = self.now;
+        self.copies.release(flow);
+    }
+
+    #[inline]
+    fn waiting_at_source(&self, flow: usize, seq: u32) -> bool {
+        self.copies.waiting_at_source(flow, seq)
+    }
+
+    #[inline]
+    fn departed_at(&self, flow: usize, seq: u32) -> Time {
+        self.copies.departed_at(flow, seq)
     }
 
     #[inline]

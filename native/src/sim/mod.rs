@@ -8,16 +8,18 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates),
+//! `copies` (where each data packet's copies are), `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates),
 //! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
 //! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
 //! `tcp` (transports, TCP covering NewReno and DCTCP), `mptcp` (TCP subflows over several
 //! planes with coupled congestion control), `engine` (the datapath and the event
-//! loop), `python` (the small PyO3 surface).
+//! loop), `invariants` (the accounting identities every run is checked against), `python` (the small PyO3 surface).
 
 pub mod config;
+pub mod copies;
 pub mod engine;
 pub mod events;
+pub mod invariants;
 pub mod layers;
 pub mod mptcp;
 pub mod ndp;

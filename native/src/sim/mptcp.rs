@@ -14,7 +14,7 @@
 
 use super::config::{MptcpParams, SimConfig, SubflowPaths};
 use super::layers::LayerSignal;
-use super::packet::{Packet, Time};
+use super::packet::{Packet, Time, NO_TIME};
 use super::tcp::{CoupledIncrease, Tcp};
 use super::transport::{Host, SubflowPath, Transport};
 
@@ -360,6 +360,19 @@ impl<H: Host> Host for Subflows<'_, H> {
 
     fn plane(&self, sf: usize) -> u8 {
         self.subflows[sf].plane
+    }
+
+    /// Not mapped yet: subflow timeouts keep their measured behaviour (the LIA fairness test)
+    /// until the host-queue guard is validated for coupled subflows.
+    fn waiting_at_source(&self, _sf: usize, _seq: u32) -> bool {
+        false
+    }
+
+    fn departed_at(&self, sf: usize, seq: u32) -> Time {
+        let s = &self.subflows[sf];
+        s.data_seq
+            .get(seq as usize)
+            .map_or(NO_TIME, |&d| self.host.departed_at(s.conn as usize, d))
     }
 
     fn send_subflow_data(&mut self, sf: usize, seq: u32, is_rtx: bool, path: SubflowPath) {

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use super::config::LoadBalancing;
 use super::layers::LayerSignal;
-use super::packet::{flags, Packet, PacketKind, Time};
+use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::transport::{Host, Transport};
 
 const UNSENT: u8 = 0;
@@ -283,24 +283,42 @@ impl<H: Host> Transport<H> for Ndp {
         }
     }
 
-    /// A source that heard nothing for a timeout resends everything in flight. This only
-    /// fires when headers or feedback were lost (queues for headers overflowed).
+    /// A source that heard nothing for a timeout resends what it sent at least a timeout ago.
+    /// This only fires when headers or feedback were lost (queues for headers overflowed).
+    /// The clock of a packet starts when it left the source's NIC: a packet still queued there
+    /// cannot have been lost, and on a host whose flows together exceed its NIC the wait can be
+    /// far longer than the minimum RTO, which used to resend packets that had never left and
+    /// pile their copies into the same queue.
     fn check_timeout(&mut self, host: &mut H, f: usize) {
         let now = host.now();
+        let rto = host.config().min_rto;
         let st = &mut self.flows[f];
-        if now < st.last_progress + host.config().min_rto {
+        if now < st.last_progress + rto {
             return;
         }
-        st.last_progress = now;
-        let mut resend = 0u32;
+        let (mut resend, mut outstanding) = (0u32, false);
         for seq in 0..st.next_new {
-            if st.state[seq as usize] == IN_FLIGHT {
+            if st.state[seq as usize] != IN_FLIGHT {
+                continue;
+            }
+            outstanding = true;
+            let departed = host.departed_at(f, seq);
+            let lost = !host.waiting_at_source(f, seq)
+                && departed != NO_TIME
+                && now >= departed.max(st.last_progress) + rto;
+            if lost {
                 st.state[seq as usize] = QUEUED;
                 st.rtx.push_back(seq);
                 resend += 1;
             }
         }
+        if resend == 0 && outstanding {
+            // Everything in flight is still at the NIC or left it less than a timeout ago.
+            return;
+        }
+        st.last_progress = now;
         host.count_timeout();
+        // With nothing in flight (a lost pull), one new packet restarts the pull clock.
         for _ in 0..resend.max(1) {
             if !self.send_packet(host, f) {
                 break;

@@ -58,6 +58,9 @@ pub struct PfcCounters {
     pub headroom_overflows: u64,
     /// The most bytes one ingress priority ever held.
     pub peak_ingress_bytes: u64,
+    /// Packets that joined a queue, and packets that left one.
+    pub packets_queued: u64,
+    pub packets_dequeued: u64,
 }
 
 pub struct PfcQueues {
@@ -131,6 +134,7 @@ impl PfcQueues {
         let size = entry.size as u64;
         self.queues[port as usize * PRIORITIES + prio as usize].push_back(entry);
         self.queued[port as usize] += size;
+        self.counters.packets_queued += 1;
         if entry.ingress == NO_INGRESS {
             return None;
         }
@@ -167,6 +171,7 @@ impl PfcQueues {
         let size = entry.size as u64;
         self.queued[port as usize] -= size;
         self.sent[port as usize] += size;
+        self.counters.packets_dequeued += 1;
         if entry.ingress == NO_INGRESS {
             return Some((entry, None));
         }
@@ -187,6 +192,49 @@ impl PfcQueues {
             None
         };
         Some((entry, frame))
+    }
+
+    /// Whether the queues hold exactly what joined them and did not leave, per port in bytes
+    /// and per (ingress, priority) counter; a message naming the first mismatch otherwise.
+    pub fn conservation(&self) -> Result<(), String> {
+        let held: u64 = self.queues.iter().map(|q| q.len() as u64).sum();
+        let c = &self.counters;
+        if c.packets_queued != c.packets_dequeued + held {
+            return Err(format!(
+                "{} packets queued, {} dequeued, {held} held",
+                c.packets_queued, c.packets_dequeued
+            ));
+        }
+        let mut ingress = vec![0u64; self.ingress_bytes.len()];
+        let mut port_bytes = vec![0u64; self.queued.len()];
+        for (i, q) in self.queues.iter().enumerate() {
+            for e in q {
+                port_bytes[i / PRIORITIES] += e.size as u64;
+                if e.ingress != NO_INGRESS {
+                    ingress[e.ingress as usize * PRIORITIES + e.in_prio as usize] += e.size as u64;
+                }
+            }
+        }
+        if let Some(port) = (0..port_bytes.len()).find(|&p| port_bytes[p] != self.queued[p]) {
+            return Err(format!(
+                "port {port} counts {} bytes queued, holds {}",
+                self.queued[port], port_bytes[port]
+            ));
+        }
+        match ingress
+            .iter()
+            .zip(&self.ingress_bytes)
+            .position(|(a, b)| a != b)
+        {
+            Some(i) => Err(format!(
+                "ingress port {} priority {} counts {} bytes, holds {}",
+                i / PRIORITIES,
+                i % PRIORITIES,
+                self.ingress_bytes[i],
+                ingress[i]
+            )),
+            None => Ok(()),
+        }
     }
 
     /// A frame reached the sender of `frame.port`; returns whether the port may send again.

@@ -267,6 +267,10 @@ impl PacketSimulator {
             PyArray1::from_vec(py, col(|r| r.retransmits as u64)),
         )?;
         d.set_item(
+            "spurious",
+            PyArray1::from_vec(py, col(|r| r.spurious as u64)),
+        )?;
+        d.set_item(
             "packets_sent",
             PyArray1::from_vec(py, col(|r| r.packets_sent as u64)),
         )?;
@@ -280,11 +284,20 @@ impl PacketSimulator {
         Ok(d)
     }
 
+    /// The run's accounting identities checked now: `(name, holds, detail)` each.
+    fn invariants(&self) -> Vec<(&'static str, bool, String)> {
+        self.sim
+            .invariants()
+            .into_iter()
+            .map(|i| (i.name, i.holds, i.detail))
+            .collect()
+    }
+
     /// Whole-run counters (events, packets, bytes by fate, drops, marks, memory).
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.sim.counters();
         let d = PyDict::new(py);
-        let entries: [(&str, u64); 21] = [
+        let entries: [(&str, u64); 24] = [
             ("events", c.events),
             ("data_packets_sent", c.data_packets_sent),
             ("control_packets_sent", c.control_packets_sent),
@@ -306,6 +319,9 @@ impl PacketSimulator {
             ("data_hops", c.data_hops),
             ("indirect_packets", c.indirect_packets),
             ("out_of_order", c.out_of_order),
+            ("spurious_retransmissions", c.spurious_retransmissions),
+            ("data_arrivals", c.data_arrivals),
+            ("header_arrivals", c.header_arrivals),
         ];
         for (k, v) in entries {
             d.set_item(k, v)?;

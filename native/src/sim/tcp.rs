@@ -313,6 +313,13 @@ impl<H: Host> Transport<H> for Tcp {
         if now < st.last_progress + rto {
             return;
         }
+        // While the oldest unacknowledged packet still waits at the source's NIC it cannot have
+        // been lost. (The clock itself keeps running from the last progress: restarting it at a
+        // fast retransmission's departure would delay recovery from a lost retransmission.)
+        if st.snd_una < st.high_sent && host.waiting_at_source(f, st.snd_una) {
+            return;
+        }
+        let st = &mut self.flows[f];
         let flight = (st.snd_nxt - st.snd_una) as f64;
         st.ssthresh = (flight / 2.0).max(2.0);
         st.cwnd = 1.0;

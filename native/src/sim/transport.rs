@@ -39,6 +39,12 @@ pub trait Host {
     fn finish_at_receiver(&mut self, flow: usize);
     /// Records that the sender now knows every byte was acknowledged.
     fn finish_at_sender(&mut self, flow: usize);
+    /// Whether a copy of data packet `seq` of `flow` still waits at the source's NIC: it cannot
+    /// have been lost, so a retransmission timer must not count that wait.
+    fn waiting_at_source(&self, flow: usize, seq: u32) -> bool;
+    /// When the latest copy of data packet `seq` of `flow` left the source's NIC (`NO_TIME`:
+    /// none did); retransmission timers run from here.
+    fn departed_at(&self, flow: usize, seq: u32) -> Time;
     /// Sends data packet `seq` of `flow` from its source on the path the load balancing picks.
     fn send_data(&mut self, flow: usize, seq: u32, is_rtx: bool);
     /// Sends a control packet (ACK, NACK, PULL) from `host`.
