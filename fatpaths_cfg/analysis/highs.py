@@ -8,16 +8,44 @@ sample give the same answer on any machine and leaves the other cores to sweep w
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import sys
+from collections.abc import Iterator
+
 import highspy
 import numpy as np
 import scipy.sparse as sp
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """File descriptor 1 pointed at /dev/null for the duration (C++ output included, flushed
+    before it is restored)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    sink = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(sink, 1)
+        yield
+    finally:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(sink)
+
 
 # Per column or row, or one number for all.
 Bound = np.ndarray | float
 
 
 def new_solver() -> highspy.Highs:
-    solver = highspy.Highs()
+    with _quiet_stdout():
+        # HiGHS prints its banner and copyright from the constructor, before any option can
+        # turn output off: on stdout it would break `analyze ... | ...` (one line per result).
+        solver = highspy.Highs()
     solver.setOptionValue("output_flag", False)
     solver.setOptionValue("threads", 1)
     return solver

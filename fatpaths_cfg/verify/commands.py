@@ -36,13 +36,18 @@ def _summary(report: VerifyReport) -> None:
         if len(check.findings) > PRINTED_FINDINGS:
             print(f"  ... {len(check.findings) - PRINTED_FINDINGS} more", file=sys.stderr)
     free = [d.layer for d in report.deadlock if d.cycle_free]
-    print(f"deadlock: cycle-free layers {free or 'none'} of {len(report.deadlock)}")
+    # Deadlock and PFC classes matter only on lossless (PFC) fabrics; say so, or a reader of a
+    # lossy fabric takes "none" for a failure next to PASS.
+    print(
+        f"deadlock (lossless fabrics only): cycle-free layers {free or 'none'} of "
+        f"{len(report.deadlock)}"
+    )
     pfc = report.pfc
     if pfc is not None and pfc.classes is not None:
         plan = "; ".join(f"priority {c.priority}: layers {list(c.layers)}" for c in pfc.classes)
         print(f"pfc: {plan}")
     elif pfc is not None:
-        print(f"pfc: no lossless assignment: {pfc.reason}")
+        print(f"pfc (lossless fabrics only): no lossless assignment: {pfc.reason}")
     if report.batfish is not None:
         print(report.batfish.summary())
 
