@@ -176,6 +176,48 @@ def loaded_in_memory(compiled: CompiledFabric) -> LoadedCompiled:
     )
 
 
+# Versions of fabric.json whose names, cables, layers and tables read alike: what looks back at
+# an earlier output (`plan`, `compile --keep-layers`) accepts both, so an upgrade can be
+# reviewed and kept small.
+EARLIER_SCHEMAS = ("fatpaths.fabric/1", SCHEMA)
+
+
+def read_output_tables(
+    directory: Path, field: str, hint: str, tables: tuple[str, ...] = ("dist", "next_hop")
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """fabric.json's data and routing.npz's `tables` of an output of any EARLIER_SCHEMAS;
+    located UserErrors (`field`: the option or argument that named it) when it is not one."""
+    fabric_file = directory / "fabric.json"
+    if not fabric_file.is_file():
+        raise UserErrors.single(
+            str(directory), field, "not a compiled fabric directory (no fabric.json)", hint
+        )
+    try:
+        data = json.loads(fabric_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UserErrors.single(
+            str(fabric_file), "", f"not a readable fabric.json: {exc}"
+        ) from None
+    if not isinstance(data, dict) or data.get("schema") not in EARLIER_SCHEMAS:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise UserErrors.single(
+            str(fabric_file),
+            "schema",
+            f"unsupported schema {found!r}",
+            f"{field} reads {', '.join(EARLIER_SCHEMAS)}; recompile",
+        )
+    npz = directory / "routing.npz"
+    try:
+        with np.load(npz, allow_pickle=False) as arrays:
+            found_tables = {name: np.asarray(arrays[name]) for name in tables}
+    except (OSError, KeyError, ValueError, EOFError) as exc:
+        raise UserErrors.single(str(npz), "", f"not a readable routing table: {exc}") from None
+    for name, table in found_tables.items():
+        if not np.issubdtype(table.dtype, np.integer):
+            raise UserErrors.single(str(npz), name, f"dtype {table.dtype} is not an integer type")
+    return data, found_tables
+
+
 def load_compiled(directory: Path) -> LoadedCompiled:
     """Read `fabric.json` and `routing.npz`; a missing or foreign directory is a user error."""
     fabric_file = directory / "fabric.json"

@@ -11,7 +11,6 @@ routes that must move, whatever cable came or went.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,9 +23,6 @@ from fatpaths_cfg.layers import layer_draws, seeded_keys
 if TYPE_CHECKING:
     from fatpaths_cfg.fabric import Fabric
     from fatpaths_cfg.inventory.schema import RoutingSpec
-
-# fabric.json versions whose links and layers this reads (both name cables the same way).
-READABLE = ("fatpaths.fabric/1", "fatpaths.fabric/2")
 
 
 @dataclass(frozen=True)
@@ -50,33 +46,15 @@ def _fail(where: Path, field: str, message: str, hint: str = "") -> UserErrors:
 
 def read_earlier(old: Path) -> EarlierCompile:
     """An earlier output's fabric.json and routing.npz; UserErrors when it is not one."""
-    fabric_file = old / "fabric.json"
-    if not fabric_file.is_file():
-        raise _fail(
-            old,
-            "--keep-layers",
-            "not a compiled fabric directory (no fabric.json)",
-            "give the output directory of an earlier `fatpaths compile`",
-        )
-    try:
-        data = json.loads(fabric_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise _fail(fabric_file, "", f"not a readable fabric.json: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") not in READABLE:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise _fail(
-            fabric_file,
-            "schema",
-            f"unsupported schema {found!r}",
-            f"--keep-layers reads {', '.join(READABLE)}",
-        )
-    npz = old / "routing.npz"
-    try:
-        with np.load(npz, allow_pickle=False) as arrays:
-            next_hop = np.asarray(arrays["next_hop"])
-    except (OSError, KeyError, ValueError, EOFError) as exc:
-        raise _fail(npz, "next_hop", f"not a readable routing table ({exc})") from None
-    return EarlierCompile(old, data, next_hop)
+    from fatpaths_cfg.compiled import read_output_tables
+
+    data, tables = read_output_tables(
+        old,
+        "--keep-layers",
+        "give the output directory of an earlier `fatpaths compile`",
+        ("next_hop",),
+    )
+    return EarlierCompile(old, data, tables["next_hop"])
 
 
 def _old_layers(earlier: EarlierCompile) -> tuple[list[tuple[str, str]], list[set[Any]]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fatpaths_cfg.compiled import read_output_tables
 from fatpaths_cfg.errors import UserErrors
 
 if TYPE_CHECKING:
@@ -20,9 +20,6 @@ from fatpaths_cfg.plan.change import Change, compare
 from fatpaths_cfg.plan.rounds import UpdatePlan, update_rounds
 from fatpaths_cfg.plan.view import RouteView, view_from_data
 
-# fabric.json versions a plan reads; an output of the previous version can be OLD, so an
-# operator can review the one-time re-roll of an upgrade before pushing it.
-READABLE = ("fatpaths.fabric/1", "fatpaths.fabric/2")
 MAX_FINDINGS = 20
 
 
@@ -53,45 +50,25 @@ class Plan:
 
 def read_view(directory: Path, role: str) -> RouteView:
     """A compiled output as a RouteView; a located UserError when it is not one."""
-    fabric_file = directory / "fabric.json"
-    if not fabric_file.is_file():
+    hint = "give the output directory of `fatpaths compile`" + (
+        " or, as NEW, an inventory" if role == "NEW" else ""
+    )
+    data, tables = read_output_tables(directory, role, hint)
+    dist, next_hop = tables["dist"], tables["next_hop"]
+    if dist.dtype != np.uint8:
         raise UserErrors.single(
-            str(directory),
-            role,
-            "not a compiled fabric directory (no fabric.json)",
-            "give the output directory of `fatpaths compile`"
-            + (" or, as NEW, an inventory" if role == "NEW" else ""),
-        )
-    try:
-        data = json.loads(fabric_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UserErrors.single(
-            str(fabric_file), "", f"not a readable fabric.json: {exc}"
-        ) from None
-    if not isinstance(data, dict) or data.get("schema") not in READABLE:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise UserErrors.single(
-            str(fabric_file),
-            "schema",
-            f"unsupported schema {found!r}",
-            f"plan reads {', '.join(READABLE)}; recompile",
-        )
-    npz = directory / "routing.npz"
-    try:
-        with np.load(npz, allow_pickle=False) as arrays:
-            dist, next_hop = np.asarray(arrays["dist"]), np.asarray(arrays["next_hop"])
-    except (OSError, KeyError, ValueError, EOFError) as exc:
-        raise UserErrors.single(str(npz), "", f"not a readable routing table: {exc}") from None
-    if dist.dtype != np.uint8 or not np.issubdtype(next_hop.dtype, np.integer):
-        raise UserErrors.single(
-            str(npz), "", f"tables of dtype {dist.dtype}/{next_hop.dtype}, not uint8/int32"
+            str(directory / "routing.npz"), "dist", f"dtype {dist.dtype}, not uint8"
         )
     try:
         view = view_from_data(data, dist, next_hop.astype(np.int32, copy=False))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise UserErrors.single(str(fabric_file), "", f"damaged compiled output ({exc})") from None
+        raise UserErrors.single(
+            str(directory / "fabric.json"), "", f"damaged compiled output ({exc})"
+        ) from None
     if (next_hop >= view.nr).any() or (next_hop < -1).any():
-        raise UserErrors.single(str(npz), "next_hop", "next hops outside the fabric's switches")
+        raise UserErrors.single(
+            str(directory / "routing.npz"), "next_hop", "next hops outside the fabric's switches"
+        )
     return view
 
 
