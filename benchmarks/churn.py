@@ -239,7 +239,7 @@ def view_of(compiled: Any) -> Any:
 
 
 def earlier_of(compiled: Any) -> Any:
-    from fatpaths_cfg.layers.keep import EarlierCompile
+    from fatpaths_cfg.plan.keep import EarlierCompile
 
     return EarlierCompile(Path("earlier"), compiled.to_json(), compiled.routing.next_hop)
 

@@ -22,7 +22,6 @@ from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
-from fatpaths_cfg.layers.keep import EarlierCompile, earlier_numbers, kept_routing
 from fatpaths_cfg.layers.planes import fabric_layers
 from fatpaths_cfg.memory import collector_paused
 from fatpaths_cfg.output import (
@@ -33,6 +32,7 @@ from fatpaths_cfg.output import (
     npz_bytes,
     output_manifest,
 )
+from fatpaths_cfg.plan.keep import EarlierCompile, earlier_numbers, kept_routing
 from fatpaths_cfg.render import (
     RenderTick,
     check_platform_limits,
@@ -75,7 +75,7 @@ def compile_fabric(
     """Inventory file -> CompiledFabric, in memory. Raises UserErrors on bad input.
 
     `keep_layers` is an earlier compile whose sparse layers and next hops are carried over
-    (see `layers.keep`) instead of being chosen afresh."""
+    (see `plan.keep`) instead of being chosen afresh."""
     progress("loading inventory")
     loaded = load_inventory(inventory)
     routing_spec = loaded.spec.routing

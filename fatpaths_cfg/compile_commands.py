@@ -97,7 +97,7 @@ def compile_command(
 
         earlier = None
         if keep_layers is not None:
-            from fatpaths_cfg.layers.keep import read_earlier
+            from fatpaths_cfg.plan.keep import read_earlier
 
             earlier = run_or_exit(lambda: read_earlier(keep_layers))
         compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress, earlier))

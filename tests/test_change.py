@@ -15,8 +15,8 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
-from fatpaths_cfg.layers.keep import EarlierCompile
 from fatpaths_cfg.plan.change import compare
+from fatpaths_cfg.plan.keep import EarlierCompile
 from fatpaths_cfg.plan.rounds import update_rounds, walk_state
 from fatpaths_cfg.plan.view import RouteView, view_from_data
 

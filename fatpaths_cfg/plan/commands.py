@@ -12,7 +12,7 @@ from fatpaths_cfg.commands import run_or_exit
 
 if TYPE_CHECKING:
     from fatpaths_cfg.compiled import CompiledFabric
-    from fatpaths_cfg.layers.keep import EarlierCompile
+    from fatpaths_cfg.plan.keep import EarlierCompile
 
 EXIT_NEW_FAILS = 1
 FORMATS = ("table", "markdown", "json", "junit")

@@ -15,7 +15,7 @@ from fatpaths_cfg.errors import UserErrors
 
 if TYPE_CHECKING:
     from fatpaths_cfg.compiled import CompiledFabric
-    from fatpaths_cfg.layers.keep import EarlierCompile
+    from fatpaths_cfg.plan.keep import EarlierCompile
 from fatpaths_cfg.plan.change import Change, compare
 from fatpaths_cfg.plan.rounds import UpdatePlan, update_rounds
 from fatpaths_cfg.plan.view import RouteView, view_from_data
@@ -116,7 +116,7 @@ def make_plan(
         progress("checking NEW's forwarding")
         verdict = _verdict(new) if check else Verdict(False)
         return Plan(str(old), str(new), False, change, verdict, update)
-    from fatpaths_cfg.layers.keep import read_earlier
+    from fatpaths_cfg.plan.keep import read_earlier
 
     if compile_new is None or write_new is None:
         raise UserErrors.single(str(new), "NEW", "not a compiled output directory")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fatpaths_cfg.compiled import read_output_tables
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers import layer_draws, seeded_keys
 
@@ -46,8 +47,6 @@ def _fail(where: Path, field: str, message: str, hint: str = "") -> UserErrors:
 
 def read_earlier(old: Path) -> EarlierCompile:
     """An earlier output's fabric.json and routing.npz; UserErrors when it is not one."""
-    from fatpaths_cfg.compiled import read_output_tables
-
     data, tables = read_output_tables(
         old,
         "--keep-layers",
