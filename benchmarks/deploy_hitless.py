@@ -10,8 +10,8 @@ Traffic, all of it between the lab's own host addresses and bounded in count and
 * probes: `ping -i 0.05` (20 a second) from a fixed sample of host pairs (seeded), one stream
   per (pair, layer), from the source's layer address to the destination's, so that both
   directions travel that layer. A stream stops when its phase ends, and on its own after
-  MAX_SECONDS at the latest. A probe with no reply is lost; a "Time to live exceeded" is a
-  loop, an unreachable a blackhole that answered; lost with neither, silent.
+  MAX_SECONDS at the latest (its count). A probe with no reply is lost; a "Time to live
+  exceeded" is a loop, an unreachable a blackhole that answered; lost with neither, silent.
 * MPTCP: 8 long transfers between distinct hosts, each with a subflow per layer (the server
   signals its layer 2.. addresses, as `lab mptcp` does), paced to MPTCP_RATE so that the
   traffic does not starve the deploy on a small machine. Per transfer: bytes received, the
@@ -173,6 +173,8 @@ class Phase:
     outcome: str = ""
     probes: StreamResult = field(default_factory=StreamResult)
     streams_losing: int = 0
+    streams_looping: int = 0  # streams with at least one ICMP time exceeded
+    streams: int = 0
     transfers: list[Transfer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -200,8 +202,10 @@ class Traffic:
         count = int(MAX_SECONDS / INTERVAL_S)
         for i, s in enumerate(self.streams):
             path = folder / f"ping-{i}.txt"
+            # Bounded by the count alone: with a deadline (-w) ping exits at its first ICMP
+            # error, and a stream that meets a loop would stop being measured there.
             argv = ["ping", "-n", "-i", str(INTERVAL_S), "-W", "1", "-c", str(count)]
-            argv += ["-w", str(MAX_SECONDS), "-I", s.src, s.dst]
+            argv += ["-I", s.src, s.dst]
             with path.open("wb") as sink:
                 self.pings.append(
                     (subprocess.Popen(in_netns(s.src_ns, argv), stdout=sink, stderr=sink), path)
@@ -255,9 +259,10 @@ class Traffic:
         for _, path in self.pings:
             one = parse_ping(path.read_text(errors="replace"))
             losing += one.lost > 0
+            phase.streams_looping += one.ttl_exceeded > 0
             for key in ("sent", "lost", "ttl_exceeded", "unreachable", "silent"):
                 setattr(total, key, getattr(total, key) + getattr(one, key))
-        phase.probes, phase.streams_losing = total, losing
+        phase.probes, phase.streams_losing, phase.streams = total, losing, len(self.pings)
         self.pings = []
         for client_process in self.clients:
             if client_process.poll() is None:
@@ -373,7 +378,9 @@ def print_phase(phase: Phase) -> None:
     print(
         f"{phase.name:9} deploy {phase.deploy_s:6.1f} s ({phase.outcome}); probes {p.sent} sent, "
         f"{p.lost} lost ({p.ttl_exceeded} ICMP time exceeded, {p.unreachable} unreachable, "
-        f"{p.silent} silent) on {phase.streams_losing} streams",
+        f"{p.silent} silent) on {phase.streams_losing} of {phase.streams} streams "
+        f"({phase.streams_looping} looped); "
+        f"{p.sent / max(phase.streams, 1) / (phase.deploy_s + 2 * SETTLE_S):.1f} probes/s a stream",
         flush=True,
     )
     for t in phase.transfers:
