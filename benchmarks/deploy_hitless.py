@@ -87,10 +87,11 @@ def serve(port: int) -> None:
         now = time.monotonic()
         if data == b"":
             break
+        # The gap since the last data, measured before this data resets it.
+        stall = max(stall, now - last_data)
         if data:
             received += len(data)
             last_data = now
-        stall = max(stall, now - last_data)
     print(json.dumps({"bytes": received, "stall_s": round(stall, 2), "ended": ended}), flush=True)
 
 
@@ -565,7 +566,8 @@ def main() -> int:
             f"slimfly-q5, seed 1 -> 2: {len(streams)} probe streams, {len(transfers)} MPTCP "
             f"transfers, deploy --parallel {args.parallel}\n"
         )
-        args.figures.write_text(header + "".join(f"{line}\n" for line in lines))
+        notes = [f"{p.name:8} {note}" for p in phases for note in p.notes]
+        args.figures.write_text(header + "".join(f"{line}\n" for line in lines + notes))
     print(f"figures: {work / 'deploy_hitless.json'} {args.figures or ''}")
     by_name = {p.name: p for p in phases}
     rounds_ok = "rounds" in by_name and not by_name["rounds"].probes.lost
