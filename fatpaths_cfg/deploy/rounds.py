@@ -220,11 +220,14 @@ class _Fabric:
         for the touched ones), compare the touched ones, walk the whole fabric."""
         deadline = time.monotonic() + self.options.verify_timeout
         present = [n for n in self.names if n in self.drivers]
+        wanted = {name: self.expected(state, name) for name in touched}
+        # While zebra installs, only the touched switches are read again; the others hold
+        # what the previous state read back, and are read once, for the walk.
         while True:
-            tables = self.read(present)
+            tables = self.read([n for n in touched if n in self.drivers])
             problems = {}
             for name in touched:
-                want = self.expected(state, name)
+                want = wanted[name]
                 for kind in ("", "/rib"):
                     got = tables.get(name + kind)
                     if got is None and kind:
@@ -242,6 +245,7 @@ class _Fabric:
             if not problems or time.monotonic() > deadline:
                 break
             time.sleep(0.3)
+        tables.update(self.read([n for n in present if n not in tables]))
         fib_tables = {n: tables.get(n) for n in present}
         live = live_fabric(self.book, fib_tables)
         # While rounds run, every route OLD and NEW share must hold; at the end, NEW's.
