@@ -15,16 +15,13 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.deploy.state import RouteTable
+from fatpaths_cfg.deploy.state import prefix as canonical_prefix
 from fatpaths_cfg.plan.rounds import StateProof, walk_state
 from fatpaths_cfg.plan.view import RouteView
 
 
 def _address(text: str) -> str:
     return str(ipaddress.ip_interface(text).ip)
-
-
-def _prefix(text: str) -> str:
-    return str(ipaddress.ip_network(text, strict=False))
 
 
 @dataclass
@@ -45,7 +42,9 @@ class Addressing:
             for family in view.families:
                 for layer, row in enumerate(view.subnets[family]):
                     for s, subnet in enumerate(row):
-                        book.prefixes.setdefault(_prefix(subnet), (layer, where[view.switches[s]]))
+                        book.prefixes.setdefault(
+                            canonical_prefix(subnet), (layer, where[view.switches[s]])
+                        )
                 for i, (a_side, b_side) in enumerate(view.link_addresses[family]):
                     a, b = (view.switches[int(x)] for x in view.ends[i])
                     book.owners.setdefault(_address(a_side), where[a])
@@ -75,7 +74,7 @@ def live_fabric(book: Addressing, tables: dict[str, RouteTable | None]) -> LiveF
             continue
         s = where[name]
         for prefix, hops_of in sorted(table.items()):
-            place = book.prefixes.get(_prefix(prefix))
+            place = book.prefixes.get(canonical_prefix(prefix))
             owners = sorted({book.owners.get(_address(h), -1) for h in hops_of})
             if place is None or owners == [-1] or len(owners) != 1:
                 strays.setdefault(name, []).append(f"{prefix} via {','.join(sorted(hops_of))}")
@@ -83,12 +82,6 @@ def live_fabric(book: Addressing, tables: dict[str, RouteTable | None]) -> LiveF
             layer, d = place
             hops[layer, s, d] = owners[0]
     return LiveFabric(hops, strays, unread)
-
-
-def walk_live(
-    live: LiveFabric, cables: np.ndarray, expected: np.ndarray, names: list[str]
-) -> StateProof:
-    return walk_state(live.hops, cables, expected, names)
 
 
 def route_lines(
@@ -106,16 +99,15 @@ def route_lines(
                 here = view.index
                 if not {switch, dest, hop} <= here.keys() or layer >= view.layer_count:
                     continue
-                link = int(view.link_of[here[switch], here[hop]])
-                if link < 0:
-                    continue
-                side = 0 if int(view.ends[link, 0]) == here[hop] else 1
-                for family in view.families:
-                    lines[(layer, f"{dest}/{family}")] = (
-                        family,
-                        _prefix(view.subnets[family][layer][here[dest]]),
-                        _address(view.link_addresses[family][link][side]),
-                    )
+                written = [
+                    view.route_line(family, layer, here[switch], here[dest], here[hop])
+                    for family in view.families
+                ]
+                if None in written:
+                    continue  # no cable to the hop in this view
+                for line in written:
+                    assert line is not None
+                    lines[(layer, f"{dest}/{line[0]}")] = line
                 break
     return lines
 
@@ -125,10 +117,6 @@ def table_of(lines: dict[tuple[int, str], tuple[str, str, str]]) -> dict[str, fr
     for _, prefix, hop in lines.values():
         table.setdefault(prefix, set()).add(hop)
     return {prefix: frozenset(hops_of) for prefix, hops_of in table.items()}
-
-
-def describe(tables: dict[str, Any]) -> str:
-    return ", ".join(sorted(tables))
 
 
 @dataclass

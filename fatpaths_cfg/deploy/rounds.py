@@ -72,20 +72,13 @@ class OrderedReport:
     exit_code: int = 0
 
 
-class RoundFailure(Exception):
-    pass
-
-
 def _lines_of(view: RouteView, layer: int, switch: str, dest: str, hop: str) -> list[RouteLine]:
     here = view.index
-    link = int(view.link_of[here[switch], here[hop]])
-    side = 0 if int(view.ends[link, 0]) == here[hop] else 1
-    out = []
-    for family in view.families:
-        prefix = view.subnets[family][layer][here[dest]]
-        address = view.link_addresses[family][link][side].split("/")[0]
-        out.append((family, prefix, address))
-    return out
+    written = (
+        view.route_line(family, layer, here[switch], here[dest], here[hop])
+        for family in view.families
+    )
+    return [line for line in written if line is not None]
 
 
 def frr_commands(add: list[RouteLine], remove: list[RouteLine], vtysh: Callable[..., str]) -> str:
@@ -146,25 +139,11 @@ class _Fabric:
         self.options, self.parallel = options, parallel
         self.drivers: dict[str, Any] = {}
         self.book = Addressing.of(self.names, new, old)
-        size = len(self.names)
-        where = {n: i for i, n in enumerate(self.names)}
-        self.cables = np.zeros((size, size), dtype=bool)
-        for view in (old, new):
-            for a, b in view.ends.tolist():
-                i, j = where[view.switches[a]], where[view.switches[b]]
-                self.cables[i, j] = self.cables[j, i] = True
-        self.old_hops = self._union(old)
-        self.new_hops = self._union(new)
+        # The plan's own union tables: what it proved is what the read-back is held to.
+        self.cables = self.update.cables
+        self.old_hops = self.update.old_hops
+        self.new_hops = self.update.new_hops
         self.both = (self.old_hops >= 0) & (self.new_hops >= 0)
-
-    def _union(self, view: RouteView) -> np.ndarray:
-        where = {n: i for i, n in enumerate(self.names)}
-        rows = np.array([where[n] for n in view.switches] + [-1], dtype=np.int64)
-        size = len(self.names)
-        hops = np.full((self.update.states[0].shape[0], size, size), -1, dtype=np.int64)
-        for layer in range(view.layer_count):
-            hops[layer][np.ix_(rows[:-1], rows[:-1])] = rows[view.next_hop[layer].astype(np.int64)]
-        return hops
 
     def pool(self, work: Callable[[str], Any], names: list[str]) -> list[Any]:
         with ThreadPoolExecutor(max_workers=max(1, self.parallel)) as pool:

@@ -90,6 +90,11 @@ class UpdatePlan:
 
     names: list[str]
     rounds: list[Round]
+    # OLD's and NEW's next hops over `names` ([layer, switch, dest], -1 none), and the cables
+    # up while the rounds run (OLD's and NEW's): deploy checks what it reads back against them.
+    old_hops: np.ndarray
+    new_hops: np.ndarray
+    cables: np.ndarray
     states: list[np.ndarray] = field(default_factory=list)  # [layer, switch, dest] per round
 
     @property
@@ -216,10 +221,10 @@ def update_rounds(old: RouteView, new: RouteView) -> UpdatePlan:
     prepare = changed & ~removal & fresh
     moving = changed & ~removal & ~fresh
     top = int(new_dist[moving].max(initial=0))
-    plan = UpdatePlan(names, [])
+    plan = UpdatePlan(names, [], old_hops, new_hops, old_cables | new_cables)
     state = old_hops.copy()
     both = (old_hops >= 0) & (new_hops >= 0)
-    during = old_cables | new_cables
+    during = plan.cables
 
     def steps(mask: np.ndarray) -> list[RouteStep]:
         found = []

@@ -6,6 +6,7 @@ of the previous schema reads the same way, so a plan can compare any two of them
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -66,6 +67,19 @@ class RouteView:
         link[self.ends[:, 0], self.ends[:, 1]] = indices
         link[self.ends[:, 1], self.ends[:, 0]] = indices
         return link
+
+    def route_line(
+        self, family: str, layer: int, switch: int, destination: int, hop: int
+    ) -> tuple[str, str, str] | None:
+        """(family, destination's subnet, the hop's address on its cable to `switch`) of a
+        route, as the switch's config writes it; None where no cable joins switch and hop."""
+        link = int(self.link_of[switch, hop])
+        if link < 0:
+            return None
+        side = 0 if int(self.ends[link, 0]) == hop else 1
+        subnet = self.subnets[family][layer][destination]
+        address = self.link_addresses[family][link][side].split("/")[0]
+        return family, str(ipaddress.ip_network(subnet, strict=False)), address
 
     def next_hop_addresses(self, family: str) -> tuple[np.ndarray, list[str]]:
         """(nr, nr) ids of the address a switch sends to for each neighbour (its peer's side of
