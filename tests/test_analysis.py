@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.analysis.commands import add_commands
-from fatpaths_cfg.analysis.diversity import disjoint_shortest_paths, pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.diversity import disjoint_shortest_paths, pair_diversity
+from fatpaths_cfg.analysis.paths import sample_pairs
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import host_pairs, switch_demand
 from fatpaths_cfg.compiled import load_compiled
@@ -28,7 +29,7 @@ def _compile(tmp_path: Path, name: str) -> Path:
 
 def test_slimfly_has_a_single_disjoint_shortest_path_but_layers_add_more(tmp_path: Path) -> None:
     compiled = load_compiled(_compile(tmp_path, "slimfly-q5"))
-    pairs = sample_pairs(compiled.fabric.nr, 10_000, np.random.default_rng(1))
+    pairs = sample_pairs(np.arange(compiled.fabric.nr), 10_000, np.random.default_rng(1))
     diversity = pair_diversity(compiled.fabric, compiled.next_hop, compiled.dist[0], pairs)
     assert all(d.disjoint_shortest_paths == 1 for d in diversity)  # Hoffman-Singleton graph
     assert np.mean([d.disjoint_layer_paths for d in diversity]) > 2.0

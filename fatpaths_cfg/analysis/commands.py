@@ -11,25 +11,37 @@ import numpy as np
 import typer
 from rich.progress import Progress
 
-from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.diversity import pair_diversity
 from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
 from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot, routed_network
+from fatpaths_cfg.analysis.paths import sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import (
     ALIASES,
     PATTERNS,
     PatternError,
+    canonical,
     host_pairs,
     switch_demand,
 )
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
+from fatpaths_cfg.stable_hash import stream
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
 
 console = make_console()
+
+# The named random streams of `analyze` (see `fatpaths_cfg.stable_hash.stream`).
+DIVERSITY_PAIRS = "analyze.diversity.pairs"
+
+
+def traffic_stream(pattern: str) -> str:
+    """The stream a traffic pattern's random choices draw from: one per pattern, so adding a
+    pattern to --traffic changes no other pattern's hosts."""
+    return f"analyze.traffic.{canonical(pattern)}"
 
 
 def analyze(
@@ -42,9 +54,10 @@ def analyze(
     offset: int | None = None,
     metrics: MetricsSettings | None = None,
 ) -> dict[str, Any]:
-    rng = np.random.default_rng([seed, 0xA7A])
+    # Every random choice has a stream of its own (named below), so --pairs changes the
+    # sampled pairs and nothing else: the MAT of a pattern depends on the fabric and the seed.
     fabric = compiled.fabric
-    sampled = sample_pairs(fabric.nr, pairs, rng)
+    sampled = sample_pairs(np.arange(fabric.nr), pairs, stream(seed, DIVERSITY_PAIRS))
     diversity = pair_diversity(fabric, compiled.next_hop, compiled.dist[0], sampled)
     throughput: dict[str, dict[str, float]] = {}
     task = (
@@ -53,6 +66,7 @@ def analyze(
         else None
     )
     for pattern in patterns:
+        rng = stream(seed, traffic_stream(pattern))
         demand = switch_demand(fabric, host_pairs(fabric, pattern, rng, offset))
         throughput[pattern] = {}
         for scheme in schemes:
