@@ -87,3 +87,37 @@ def test_analyze_command_writes_json_and_plot(tmp_path: Path) -> None:
     assert (out / "analysis" / "analysis.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = CliRunner().invoke(app, ["analyze", str(out), "--traffic", "nonsense"])
     assert bad.exit_code == 2
+
+
+def test_analyze_stdout_is_the_table_and_result_lines_only(tmp_path: Path) -> None:
+    """HiGHS prints a banner from C++ when its first solver is made: a separate process, so
+    the check sees file descriptor 1 as a pipe into `analyze OUT | ...` would."""
+    import subprocess
+    import sys
+
+    out = _compile(tmp_path, "hand-6")
+    done = subprocess.run(
+        [sys.executable, "-m", "fatpaths_cfg.cli", "analyze", str(out), "--pairs", "10",
+         "--quadruples", "4", "--exact-samples", "2", "--results", str(tmp_path / "a")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].strip() == "max achievable throughput, share of line rate: hand6"
+    assert not [line for line in lines if "HiGHS" in line or "Copyright" in line]
+    assert lines[-1].startswith("wrote ")
+
+
+def test_plane_analysis_of_a_fabric_it_cannot_take_is_a_located_error(tmp_path: Path) -> None:
+    out = _compile(tmp_path, "hand-6")  # links at 25G but one at 100G: one plane, two speeds
+    app = typer.Typer()
+    add_commands(app)
+
+    @app.callback()
+    def _root() -> None:
+        """test app"""
+
+    result = CliRunner().invoke(app, ["analyze", str(out), "--planes"])
+    assert result.exit_code == 2, result.output
+    assert f"{out / 'fabric.json'}: plane 0 mixes link speeds" in result.output
+    assert not (out / "planes").exists()

@@ -31,6 +31,7 @@ from fatpaths_cfg.stable_hash import stream
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
+    from fatpaths_cfg.analysis.planes import PlaneSet
 
 console = make_console()
 
@@ -429,7 +430,7 @@ def planes_command(
         study_planes,
     )
     from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
-    from fatpaths_cfg.analysis.planes import plane_next_hops, plane_set_from_fabric
+    from fatpaths_cfg.analysis.planes import plane_next_hops
     from fatpaths_cfg.commands import run_or_exit
 
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
@@ -446,7 +447,7 @@ def planes_command(
     if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
         console.print("error: --k values must be >= 1 and --failure-shares in [0, 1]", style="red")
         raise typer.Exit(2)
-    plane_set, members = plane_set_from_fabric(compiled.fabric)
+    plane_set, members = run_or_exit(lambda: _plane_set(compiled))
     run_or_exit(lambda: check_output_target(target, "analyze"))
     study = PlaneStudy(PLANE_PATTERNS, tuple(scheme_list), tuple(ks), tuple(shares), trials, seed)
     result = study_planes(
@@ -467,6 +468,23 @@ def planes_command(
             f"{point['mean_hops']:.3f}, unreachable pairs {point['unreachable']:.2%}"
         )
     console.print(f"wrote {target / 'planes.json'} and {target / 'planes.png'}", markup=False)
+
+
+def _plane_set(compiled: LoadedCompiled) -> tuple[PlaneSet, list[np.ndarray]]:
+    """The fabric as planes, or a user error naming what the plane analysis cannot take (a
+    plane mixing link speeds, a host without an uplink per plane)."""
+    from fatpaths_cfg.analysis.planes import plane_set_from_fabric
+    from fatpaths_cfg.errors import UserErrors
+
+    try:
+        return plane_set_from_fabric(compiled.fabric)
+    except ValueError as exc:
+        raise UserErrors.single(
+            str(compiled.directory / "fabric.json"),
+            "",
+            str(exc),
+            "--planes analyses fabrics whose planes each run one link speed",
+        ) from None
 
 
 def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
