@@ -13,12 +13,13 @@ from __future__ import annotations
 import socket
 import sys
 import time
+from typing import NoReturn
 
 IPPROTO_MPTCP = 262
 CHUNK = 1 << 16
 
 
-def _give_up(message: str) -> None:
+def _give_up(message: str) -> NoReturn:
     print(message, file=sys.stderr, flush=True)
     raise SystemExit(1)
 
