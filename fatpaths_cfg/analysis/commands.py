@@ -11,25 +11,38 @@ import numpy as np
 import typer
 from rich.progress import Progress
 
-from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.diversity import pair_diversity
 from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
 from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot, routed_network
+from fatpaths_cfg.analysis.paths import sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import (
     ALIASES,
     PATTERNS,
     PatternError,
+    canonical,
     host_pairs,
     switch_demand,
 )
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
+from fatpaths_cfg.stable_hash import stream
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
+    from fatpaths_cfg.analysis.planes import PlaneSet
 
 console = make_console()
+
+# The named random streams of `analyze` (see `fatpaths_cfg.stable_hash.stream`).
+DIVERSITY_PAIRS = "analyze.diversity.pairs"
+
+
+def traffic_stream(pattern: str) -> str:
+    """The stream a traffic pattern's random choices draw from: one per pattern, so adding a
+    pattern to --traffic changes no other pattern's hosts."""
+    return f"analyze.traffic.{canonical(pattern)}"
 
 
 def analyze(
@@ -42,9 +55,10 @@ def analyze(
     offset: int | None = None,
     metrics: MetricsSettings | None = None,
 ) -> dict[str, Any]:
-    rng = np.random.default_rng([seed, 0xA7A])
+    # Every random choice has a stream of its own (named below), so --pairs changes the
+    # sampled pairs and nothing else: the MAT of a pattern depends on the fabric and the seed.
     fabric = compiled.fabric
-    sampled = sample_pairs(fabric.nr, pairs, rng)
+    sampled = sample_pairs(np.arange(fabric.nr), pairs, stream(seed, DIVERSITY_PAIRS))
     diversity = pair_diversity(fabric, compiled.next_hop, compiled.dist[0], sampled)
     throughput: dict[str, dict[str, float]] = {}
     task = (
@@ -53,6 +67,7 @@ def analyze(
         else None
     )
     for pattern in patterns:
+        rng = stream(seed, traffic_stream(pattern))
         demand = switch_demand(fabric, host_pairs(fabric, pattern, rng, offset))
         throughput[pattern] = {}
         for scheme in schemes:
@@ -415,7 +430,7 @@ def planes_command(
         study_planes,
     )
     from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
-    from fatpaths_cfg.analysis.planes import plane_next_hops, plane_set_from_fabric
+    from fatpaths_cfg.analysis.planes import plane_next_hops
     from fatpaths_cfg.commands import run_or_exit
 
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
@@ -432,7 +447,7 @@ def planes_command(
     if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
         console.print("error: --k values must be >= 1 and --failure-shares in [0, 1]", style="red")
         raise typer.Exit(2)
-    plane_set, members = plane_set_from_fabric(compiled.fabric)
+    plane_set, members = run_or_exit(lambda: _plane_set(compiled))
     run_or_exit(lambda: check_output_target(target, "analyze"))
     study = PlaneStudy(PLANE_PATTERNS, tuple(scheme_list), tuple(ks), tuple(shares), trials, seed)
     result = study_planes(
@@ -453,6 +468,23 @@ def planes_command(
             f"{point['mean_hops']:.3f}, unreachable pairs {point['unreachable']:.2%}"
         )
     console.print(f"wrote {target / 'planes.json'} and {target / 'planes.png'}", markup=False)
+
+
+def _plane_set(compiled: LoadedCompiled) -> tuple[PlaneSet, list[np.ndarray]]:
+    """The fabric as planes, or a user error naming what the plane analysis cannot take (a
+    plane mixing link speeds, a host without an uplink per plane)."""
+    from fatpaths_cfg.analysis.planes import plane_set_from_fabric
+    from fatpaths_cfg.errors import UserErrors
+
+    try:
+        return plane_set_from_fabric(compiled.fabric)
+    except ValueError as exc:
+        raise UserErrors.single(
+            str(compiled.directory / "fabric.json"),
+            "",
+            str(exc),
+            "--planes analyses fabrics whose planes each run one link speed",
+        ) from None
 
 
 def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
