@@ -239,6 +239,8 @@ def _random(kind: str, hosts: int, radices: list[int]) -> Iterator[Configuration
 
 
 def measured_diameter(topology: GeneratedTopology) -> int | None:
+    """Switch hops between the farthest two switches that have hosts (the indirect kinds'
+    upper switches carry no traffic of their own)."""
     from fatpaths_cfg import _native
     from fatpaths_cfg.routing import UNREACHABLE
 
@@ -247,7 +249,8 @@ def measured_diameter(topology: GeneratedTopology) -> int | None:
     dist, _ = _native.layer_forwarding(
         nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1]), 0, None
     )
-    off = dist[~np.eye(nr, dtype=bool)]
+    with_hosts = np.array(topology.hosts_per_switch) > 0
+    off = dist[np.ix_(with_hosts, with_hosts)][~np.eye(int(with_hosts.sum()), dtype=bool)]
     return None if (off == UNREACHABLE).any() else int(off.max(initial=0))
 
 

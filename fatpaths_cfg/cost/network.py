@@ -57,7 +57,7 @@ def switch_group(name: str) -> str:
     pod = re.fullmatch(r"ft-(?:edge|agg)-(\d+)-\d+", name)
     if pod:
         return f"ft-pod-{pod[1]}"
-    return re.sub(r"-?\d+$", "", name) or name
+    return re.sub(r"-[a-z]*\d+$", "", name) or name
 
 
 def from_fabric(fabric: Fabric) -> CostNetwork:
