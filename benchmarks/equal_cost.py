@@ -1,7 +1,8 @@
 """Design at equal cost: the FatPaths paper's headline (Figure 2) rerun on networks `topo match`
 picks, each with its cost per endpoint from `topo cost`.
 
-A Slim Fly with FatPaths (1 full + 8 random layers, rho 0.6) against the fat tree with
+The Slim Fly, Xpander, HyperX and Dragonfly nearest N with FatPaths (1 full + 8 random layers,
+rho 0.6; `--kinds` to choose) against the fat tree with
 oversubscription 2 nearest in size (k=28 at N of about 10,000, the paper's pair) under LetFlow
 and under packet spraying; NDP at 300 flows/s per host, pFabric web-search sizes (the paper's
 20-point discretisation), uniform traffic on a randomized host mapping, 10 Gb/s, 9 KB frames,
@@ -25,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fatpaths_cfg.cost.match import match
+from fatpaths_cfg.cost.match import Configuration, match
 from fatpaths_cfg.cost.model import priced
 from fatpaths_cfg.cost.network import from_topology
 from fatpaths_cfg.cost.prices import load_prices
@@ -56,24 +57,28 @@ class Contender:
     extra_layers: int
 
 
-def pick(hosts: int) -> list[Contender]:
-    """The Slim Fly and the oversubscription-2 fat tree nearest `hosts`, as `topo match`
-    lists them."""
-    rows = match(hosts, 0.5, ["slimfly", "fattree"], 128)
-    slimfly = min((r for r in rows if r.kind == "slimfly"), key=lambda r: abs(r.hosts - hosts))
-    tree = min(
-        (r for r in rows if r.kind == "fattree" and r.label.endswith("o=2")),
-        key=lambda r: abs(r.hosts - hosts),
-    )
-    assert slimfly.spec is not None and tree.spec is not None
-    return [
-        Contender(
-            f"slimfly {slimfly.label}", slimfly.spec.text, slimfly.topology(), ("fatpaths",), LAYERS
-        ),
-        Contender(
-            f"fattree {tree.label}", tree.spec.text, tree.topology(), ("letflow", "spray"), 0
-        ),
+def pick(hosts: int, kinds: list[str]) -> list[Contender]:
+    """Per low-diameter kind, the configuration `topo match` lists nearest `hosts` (FatPaths);
+    then the oversubscription-2 fat tree nearest `hosts` (LetFlow and spraying)."""
+    rows = match(hosts, 0.5, [*kinds, "fattree"], 128)
+
+    def nearest(kind: str, suffix: str = "") -> Configuration:
+        return min(
+            (r for r in rows if r.kind == kind and r.label.endswith(suffix)),
+            key=lambda r: (abs(r.hosts - hosts), r.radix),
+        )
+
+    picked: list[tuple[Configuration, tuple[str, ...], int]] = [
+        (nearest(kind), ("fatpaths",), LAYERS) for kind in kinds
     ]
+    picked.append((nearest("fattree", "o=2"), ("letflow", "spray"), 0))
+    contenders = []
+    for row, schemes, layers in picked:
+        assert row.spec is not None
+        contenders.append(
+            Contender(f"{row.kind} {row.label}", row.spec.text, row.topology(), schemes, layers)
+        )
+    return contenders
 
 
 def network(contender: Contender, seed: int) -> SimNetwork:
@@ -180,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="N of about 1,000 instead of 10,000")
     parser.add_argument("--hosts", type=int, default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=None)
+    parser.add_argument(
+        "--kinds",
+        default="slimfly,xpander,hyperx,dragonfly",
+        help="Low-diameter kinds run with FatPaths (comma-separated).",
+    )
     parser.add_argument("--workload", default="uniform")
     parser.add_argument("--no-randomize", action="store_true")
     parser.add_argument("--prices", type=Path, default=EXAMPLE_PRICES)
@@ -190,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     prices = load_prices(args.prices)
     started = time.perf_counter()
     rows: list[tuple[str, str, float, dict[str, float]]] = []
-    for contender in pick(hosts):
+    for contender in pick(hosts, [k.strip() for k in args.kinds.split(",") if k.strip()]):
         bill = priced(from_topology(contender.spec, contender.topology), prices)
         cost = float(bill["cost_per_endpoint"]["total"])
         per_scheme: dict[str, list[SimResult]] = {s: [] for s in contender.schemes}
@@ -226,21 +236,20 @@ def main(argv: list[str] | None = None) -> int:
     for label, scheme, cost, f in rows:
         cells = " ".join(f"{f.get(k, float('nan')):18.2f}" for k in keys)
         print(f"{label:24} {scheme:9} {cost:12,.0f} {f.get('latency', float('nan')):10.1f} {cells}")
-    low = next(r for r in rows if r[1] == "fatpaths")
     # The largest bucket every network has flows in: Figure 2's long-flow throughput.
     large = [k for k in keys if k.endswith("mean") and all(k in r[3] for r in rows)][-1]
-    for label, scheme, cost, f in rows:
-        if scheme == "fatpaths":
-            continue
-        gain = low[3]["all mean"] / f["all mean"]
-        gain_large = low[3][large] / f[large]
-        latency = f["latency"] / low[3]["latency"]
-        print(
-            f"Slim Fly FatPaths vs {label} {scheme}: throughput x{gain:.2f} (all flows), "
-            f"x{gain_large:.2f} ({large.removesuffix(' mean')}) [paper x{PAPER_THROUGHPUT_GAIN}]; "
-            f"latency {latency:.2f}x lower [paper {PAPER_LATENCY_RATIO:g}x]; "
-            f"cost/N {low[2] / cost:.2f} of the tree's"
-        )
+    trees = [r for r in rows if r[1] != "fatpaths"]
+    for low in (r for r in rows if r[1] == "fatpaths"):
+        for label, scheme, cost, f in trees:
+            gain = low[3]["all mean"] / f["all mean"]
+            gain_large = low[3][large] / f[large]
+            latency = f["latency"] / low[3]["latency"]
+            print(
+                f"{low[0]} FatPaths vs {label} {scheme}: throughput x{gain:.2f} (all flows), "
+                f"x{gain_large:.2f} ({large.removesuffix(' mean')}) "
+                f"[paper x{PAPER_THROUGHPUT_GAIN}]; latency {latency:.2f}x lower "
+                f"[paper {PAPER_LATENCY_RATIO:g}x]; cost/N {low[2] / cost:.2f} of the tree's"
+            )
     if args.plot is not None:
         plot(rows, keys, seeds, args, args.plot)
     print(f"# total {time.perf_counter() - started:.0f} s")
