@@ -55,8 +55,7 @@ def topo_cost(
 
     files = list(inventory or [])
     if not files and not generate:
-        console.print("error: give an inventory or --generate KIND:NAME=VALUE", markup=False)
-        raise typer.Exit(2)
+        run_or_exit(_nothing_to_cost)
     if out is not None:
         run_or_exit(lambda: check_output_target(out, COST_KIND, files, force))
     bills = run_or_exit(lambda: cost_bills(files, generate, prices, seed))
@@ -73,6 +72,15 @@ def topo_cost(
         console.print(f"no prices: pass --prices FILE (an example: {EXAMPLE_PRICES})")
     if out is not None:
         console.print(f"wrote {out}", markup=False)
+
+
+def _nothing_to_cost() -> None:
+    raise UserErrors.single(
+        "topo cost",
+        "INVENTORY",
+        "nothing to cost",
+        "give an inventory or --generate KIND:NAME=VALUE",
+    )
 
 
 def cost_bills(
