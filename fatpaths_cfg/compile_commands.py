@@ -275,6 +275,6 @@ def add_commands(app: typer.Typer) -> None:
     topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
     from fatpaths_cfg.cost.commands import topo_cost, topo_match
 
-    topo.command("cost", short_help="Count and price a fabric's switches and cables.")(topo_cost)
-    topo.command("match", short_help="List configurations of every kind for N hosts.")(topo_match)
+    topo.command("cost", short_help="Price a fabric's switches and cables.")(topo_cost)
+    topo.command("match", short_help="List configurations of each kind for N hosts.")(topo_match)
     app.add_typer(topo, name="topo")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -125,11 +124,13 @@ def _write_cost_dir(out: Path, document: dict[str, Any], files: list[Path], forc
     with StagedOutput(out, COST_KIND, files, force) as staged:
         staged.add_text("cost.json", json.dumps(document, indent=2) + "\n")
         if all("cost" in bill for bill in bills):
+            # Said from the inputs, not the command line: the same networks and prices draw
+            # the same chart whatever order the flags came in.
             first = bills[0]["prices"]
             caption = (
-                "fatpaths "
-                + shlex.join(["topo", "cost", *sys.argv[3:]])
-                + f"; prices {first['name']} of {first['date']}"
+                "fatpaths topo cost: "
+                + ", ".join(f"{b['network']} (N={b['hosts']:,})" for b in bills)
+                + f"; prices {first['name']} of {first['date']} from {first['file']}"
             )
             staged.add_written("cost.png", partial(plot_cost, bills, caption))
         staged.commit()
