@@ -172,7 +172,12 @@ def test_report_plots_and_summary_are_stable(tmp_path: Path, cluster: DaskCluste
     execute_sweep(plan, folder, cluster.address, None)
     written = write_report(plan, folder)
     names = sorted(path.name for path in written)
-    assert names[0].startswith("heatmap-slimfly-q3-analyze-permutation")
+    # One rho: no one-column heatmap; the comparison draws the metric against the layers.
+    assert not any(name.startswith("heatmap-") for name in names)
+    assert [n for n in names if n.startswith("compare-")] == [
+        n for n in names if n.startswith("compare-slimfly-q3-") and n.endswith("-layers.png")
+    ]
+    assert sum(name.startswith("compare-") for name in names) == 2
     assert sum(name.startswith("pareto-") for name in names) == 2
     summary = (folder.directory / "summary.md").read_text(encoding="utf-8")
     assert "8 tasks: 8 succeeded, 0 failed." in summary

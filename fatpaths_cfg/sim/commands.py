@@ -6,6 +6,7 @@
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -622,6 +623,7 @@ def _print_table(results: dict[str, SimResult]) -> None:
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
+    console.print(_throughput_table(summaries))
     for scheme, summary in summaries.items():
         rounds = summary.get("round_time")
         if isinstance(rounds, dict) and rounds["count"]:
@@ -636,6 +638,37 @@ def _print_table(results: dict[str, SimResult]) -> None:
     warm = int(next(iter(summaries.values()))["flows_warmup"])  # type: ignore[call-overload]
     if warm:
         console.print(f"{warm} warm-up flows left out of the statistics")
+
+
+def _throughput_table(summaries: dict[str, dict[str, object]]) -> Any:
+    """Throughput per flow by flow size (mean, median, 1% tail; the FatPaths paper's Figure 2)
+    and latency (the FCT of one-packet flows), one row per scheme and size bucket."""
+    table = make_table("throughput per flow by size (Gb/s) and latency (one-packet FCT)")
+    for column in ("scheme", "flow size", "flows", "mean", "median", "1% tail"):
+        table.add_column(column, justify="left" if column in ("scheme", "flow size") else "right")
+    for scheme, s in summaries.items():
+        buckets = s["throughput_by_size_gbps"]
+        assert isinstance(buckets, dict)
+        for bucket, figures in buckets.items():
+            table.add_row(
+                scheme,
+                bucket,
+                f"{figures['count']:,}",
+                _figure(figures["mean"], 2),
+                _figure(figures["median"], 2),
+                _figure(figures["p1"], 2),
+            )
+        latency = s["latency"]
+        assert isinstance(latency, dict)
+        table.add_row(
+            scheme,
+            f"latency µs (<= {latency['mtu']} B)",
+            f"{latency['count']:,}",
+            _figure(latency["mean_us"], 1),
+            _figure(latency["median_us"], 1),
+            "p99 " + _figure(latency["p99_us"], 1),
+        )
+    return table
 
 
 def _figure(value: object, decimals: int = 1) -> str:

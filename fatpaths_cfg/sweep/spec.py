@@ -30,6 +30,22 @@ from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
 # Part of every task key: a change in what a task computes must not reuse old rows.
 TASK_VERSION = "fatpaths.sweep-task/1"
 
+# Schemes that route on the full network's minimal paths whatever the layers are: the analysis'
+# `minimal` and `ecmp` walk layer 1 (always the whole network), the simulator's baselines route
+# on the full network. Their tasks run once per fabric, seed and task, on one layer.
+LAYER_INDEPENDENT = {
+    "analyze": frozenset({"minimal", "ecmp"}),
+    "simulate": frozenset({"minimal", "ecmp", "letflow", "spray"}),
+}
+# The routing keys such a scheme ignores.
+LAYER_FIELDS = ("layers", "rho", "algorithm", "paths_per_layer", "max_resamples")
+
+
+def layer_independent(kind: str, params: dict[str, Any]) -> bool:
+    scheme = params["scheme"] if kind == "analyze" else params["lb"]
+    return scheme in LAYER_INDEPENDENT[kind]
+
+
 Name = Annotated[str, Field(pattern=SAFE_NAME)]
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
@@ -391,8 +407,12 @@ def _payloads(
     for topology, point, seed, (kind, params) in itertools.product(
         topologies, points, seeds, expanded
     ):
+        values = dict(point.values)
+        if layer_independent(kind, params):
+            # One layer, the whole network: the same task at every layer count and rho.
+            values = {k: v for k, v in values.items() if k not in LAYER_FIELDS} | {"layers": 1}
         routing = RoutingSpec.model_validate(
-            {**topology.inventory["routing"], **point.values, "seed": seed}
+            {**topology.inventory["routing"], **values, "seed": seed}
         ).model_dump(mode="json")
         payload = {
             "sweep": sweep,
