@@ -492,9 +492,10 @@ def main() -> int:
             def show(r: RoundResult) -> None:
                 proof = r.proof
                 walk = f"{proof.loops} loops, {proof.blackholes} blackholes" if proof else "-"
+                why = "; ".join(f"{name}: {reason}" for name, reason in sorted(r.failed.items()))
                 line = (
                     f"{'undo ' if r.undo else ''}round {r.number} ({r.kind}): {r.seconds:.1f} s, "
-                    f"{walk}, {len(r.failed)} failed"
+                    f"{walk}, {len(r.failed)} failed" + (f" ({why[:300]})" if why else "")
                 )
                 phase.notes.append(line)
                 print(f"  {line}", flush=True)

@@ -402,9 +402,14 @@ class LinuxBoxDriver(NetworkDriver):
             state = self.read_state()
             drift = self.diff_against(state, candidate)
             if drift:
+                changed = [
+                    line
+                    for line in drift.splitlines()
+                    if line[:1] in "+-" and not line.startswith(("+++", "---"))
+                ]
                 raise CommitRefused(
-                    "the device does not run the candidate, so installing it alone would "
-                    "leave files and running state apart: commit it instead"
+                    "the device does not run the candidate (" + ", ".join(changed[:3]) + "), so "
+                    "installing it alone would leave files and running state apart"
                 )
             # One round trip: on a loaded machine each costs more than the work it carries.
             self.run_script(

@@ -270,10 +270,12 @@ class _Fabric:
             if driver is None:
                 result.detail = "not connected"
                 return result
+            how = "installed without a reload"
             try:
                 try:
                     driver.install_candidate()
-                except CommitRefused:
+                except CommitRefused as refused:
+                    how = f"committed with a reload: {refused}"
                     driver.commit_config()
                 drift = driver.installed_drift()
             except Exception as exc:  # the device refused or could not be read: this switch failed
@@ -286,7 +288,7 @@ class _Fabric:
                 ]
                 result.status = "failed" if drift else "committed"
                 result.detail = (
-                    f"running differs from installed: {', '.join(changed[:3])}" if drift else ""
+                    f"running differs from installed: {', '.join(changed[:3])}" if drift else how
                 )
             result.seconds = round(time.monotonic() - started, 1)
             return result
@@ -387,12 +389,14 @@ def _run(
     on_round: Callable[[RoundResult], None] | None,
     before_round: Callable[[int], None] | None,
 ) -> OrderedReport:
+    began = time.monotonic()
     failed = fabric.open()
     rounds = fabric.update.rounds
     states = [fabric.old_hops, *fabric.update.states]
-    start = RoundResult(-1, "read OLD", False, sorted(fabric.targets), failed)
+    start = RoundResult(-1, "stage NEW, read OLD", False, sorted(fabric.targets), failed)
     problems, start.proof = fabric.settle(states[0], sorted(fabric.drivers))
     start.failed.update(problems)
+    start.seconds = round(time.monotonic() - began, 1)
     report.rounds.append(start)
     if on_round:
         on_round(start)
