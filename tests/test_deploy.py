@@ -431,6 +431,7 @@ def test_user_errors_exit_2(compiled: dict[int, Path], tmp_path: Path) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": "192.0.2.250"})
     key = tmp_path / "key"
     key.write_text("not used")
+    key.chmod(0o600)
     app = build_app()
     cases = {
         "no management address": ["--limit", "leaf2", "--key-file", str(key)],
@@ -474,8 +475,8 @@ def test_devices_file_errors_name_file_line_and_field(
     result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices)])
     assert result.exit_code == 2, result.output
     assert (
-        f"{devices}:2: devices.leaf1: environment variable FATPATHS_TEST_UNSET is not set"
-        in result.output
+        f"{devices}:2: devices.leaf1.password_env: "
+        "environment variable FATPATHS_TEST_UNSET is not set" in result.output
     )
     assert f"{devices}:3: devices.leaf9: not a switch of this fabric" in result.output
 
@@ -508,6 +509,7 @@ def test_switches_without_mgmt_are_skipped_and_targets_are_planned(
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": "192.0.2.250"})
     key = tmp_path / "key"
     key.write_text("not used")
+    key.chmod(0o600)
     targets, skipped = plan_targets(out, None, load_device_book(None, Access(key_file=str(key))))
     assert [t.name for t in targets] == ["leaf1"]
     assert skipped == ["leaf2", "leaf3", "leaf4", "leaf5", "leaf6"]

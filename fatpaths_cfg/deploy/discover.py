@@ -167,8 +167,10 @@ def discover_command(
     from fatpaths_cfg.deploy.devices import load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions
 
-    cli = access_options(
-        username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
+    cli = run_or_exit(
+        lambda: access_options(
+            username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
+        )
     )
     book = run_or_exit(lambda: load_device_book(devices, cli))
     # Checked before any switch is dialled; written only once every answer is in.
