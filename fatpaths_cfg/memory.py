@@ -1,4 +1,5 @@
-"""Keeping Python's cycle collector off the large, long-lived structures fatpaths builds.
+"""Keeping Python's cycle collector off the large, long-lived structures fatpaths builds, and
+what memory a run may plan to use.
 
 Loading a Slim Fly q=19 creates about a million objects that all stay alive, and compiling it
 about as many again. The collector starts a full pass each time the live set grows by a quarter,
@@ -9,6 +10,7 @@ so it walks the whole growing heap several times and never finds garbage: a sixt
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -30,3 +32,19 @@ def settle_long_lived() -> None:
     """Exempt everything alive now from later collections: called once the fabric or the
     compiled model is built, so that later collections walk only what later stages create."""
     gc.freeze()
+
+
+def available_memory() -> int:
+    """Bytes the kernel says new allocations can get without swapping (MemAvailable)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def gib(count: float) -> str:
+    return f"{count / 2**30:,.1f} GiB"

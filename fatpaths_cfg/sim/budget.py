@@ -13,10 +13,10 @@ setup and results), and 50 MB flows ran 8 M events a CPU-second at 14 events a p
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.memory import available_memory, gib
 
 BYTES_PER_FLOW = 600
 CPU_SECONDS_PER_FLOW = 90e-6
@@ -27,22 +27,6 @@ BYTES_PER_SWITCH_PAIR = 2
 MEMORY_SHARE = 0.5
 # The work one run may plan without being asked for more: a day of CPU time.
 DEFAULT_MAX_CPU_SECONDS = 24 * 3600
-
-
-def available_memory() -> int:
-    """Bytes the kernel says a new allocation can get without swapping (MemAvailable)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-
-
-def gib(count: float) -> str:
-    return f"{count / 2**30:,.1f} GiB"
 
 
 def cpu_time(seconds: float) -> str:

@@ -221,6 +221,12 @@ def sweep_command(
         "--force",
         help="Write into -o DIR even if it holds files fatpaths did not write (they are kept).",
     ),
+    max_tasks: int | None = typer.Option(
+        None,
+        "--max-tasks",
+        min=1,
+        help="Refuse a sweep of more tasks (default: what half the available memory can plan).",
+    ),
 ) -> None:
     """Run a sweep on Dask: results stream into a Parquet dataset; a rerun resumes."""
     from fatpaths_cfg.commands import run_or_exit
@@ -228,7 +234,7 @@ def sweep_command(
     from fatpaths_cfg.sweep.spec import load_sweep
 
     run_or_exit(lambda: check_scheduler(scheduler))
-    plan = run_or_exit(lambda: load_sweep(sweep_file))
+    plan = run_or_exit(lambda: load_sweep(sweep_file, max_tasks))
     target = out or default_results(plan.name)
     folder = run_or_exit(lambda: check_results_folder(target, plan.name, [sweep_file], force))
     try:
