@@ -47,4 +47,19 @@ def available_memory() -> int:
 
 
 def gib(count: float) -> str:
-    return f"{count / 2**30:,.1f} GiB"
+    """Bytes as an estimate is read: 67.1 GiB, 512 MiB, 20 KiB."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20)):
+        if count >= scale:
+            return f"{count / scale:,.1f} {unit}"
+    return f"{count / 1024:,.0f} KiB"
+
+
+def cpu_time(seconds: float) -> str:
+    """CPU time as an estimate is read: 3 CPU-s, 20 CPU-minutes, 3 CPU-days."""
+    if seconds < 120:
+        return f"{seconds:,.0f} CPU-s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:,.0f} CPU-minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:,.0f} CPU-hours"
+    return f"{seconds / 86400:,.0f} CPU-days"

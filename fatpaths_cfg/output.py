@@ -567,7 +567,7 @@ def check_output_target(
         # Another command's output (a compiled fabric under a simulate run, say) is still
         # not this command's to replace.
         raise refuse(
-            f"is a fatpaths {other} output, not a {kind} output",
+            f"is a fatpaths {other} output, not {_article(kind)} {kind} output",
             "choose another directory, or pass --force to replace it",
         )
     foreign = _foreign_files(target, manifest, kind)
@@ -597,6 +597,10 @@ def record_written(directory: Path, kind: str, names: Iterable[str]) -> None:
     except OSError as exc:
         staging.unlink(missing_ok=True)
         raise _write_error(directory, exc) from None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def write_owned_file(path: Path, text: str, signature: str, force: bool = False) -> None:

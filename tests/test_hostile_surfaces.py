@@ -50,6 +50,7 @@ def workspace(root: Path, compiled: Path) -> None:
     (reports / "report.json").write_text('{"reviewed": true}\n')
     (reports / "report.md").write_text("# my review\n")
     (root / "pw.bin").write_bytes(b"caf\xe9\n")  # a password saved as Latin-1
+    shutil.copy(HAND6, root / "inv.yaml")  # the user's inventory (tune's input)
     (root / "id_test").write_text("not a real key\n")
     (root / "id_test").chmod(0o600)  # as ssh wants a private key
     (root / "id_open").write_text("not a real key either\n")
@@ -121,9 +122,17 @@ def test_hostile_case(
         assert snapshot(out) != {p: v for p, v in before.items() if p == out or out in p.parents}
 
 
+# Each surface's cases are named SURFACE_...; each surface holds at least this many.
+SURFACES = ("sweep", "tune", "devices", "simulate", "matrix")
+CASES_PER_SURFACE = 20
+
+
 def test_the_corpus_covers_every_surface() -> None:
     commands = {case.read_text(encoding="utf-8").split()[0] for case in CASES}
-    assert commands >= {"simulate", "verify", "deploy", "sweep"}
+    assert commands >= {"simulate", "verify", "deploy", "sweep", "tune", "analyze", "discover"}
+    for surface in SURFACES:
+        count = sum(case.stem.startswith(f"{surface}_") for case in CASES)
+        assert count >= CASES_PER_SURFACE, (surface, count)
     for case in CASES:
         code, _writes, expected = read_expected(case)
         # A refused case says why; a case that passes prints no error.

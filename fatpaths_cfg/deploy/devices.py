@@ -301,4 +301,4 @@ def load_device_book(path: Path | None, cli: Access) -> DeviceBook:
     try:
         return DeviceBook(DevicesFile.model_validate(data), source, cli)
     except ValidationError as exc:
-        raise UserErrors(validation_errors(exc, data, source)) from None
+        raise UserErrors(validation_errors(exc, data, source, DevicesFile)) from None

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.memory import available_memory, gib
+from fatpaths_cfg.memory import available_memory, cpu_time, gib
 
 BYTES_PER_FLOW = 600
 CPU_SECONDS_PER_FLOW = 90e-6
@@ -27,16 +27,6 @@ BYTES_PER_SWITCH_PAIR = 2
 MEMORY_SHARE = 0.5
 # The work one run may plan without being asked for more: a day of CPU time.
 DEFAULT_MAX_CPU_SECONDS = 24 * 3600
-
-
-def cpu_time(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:,.0f} CPU-s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:,.0f} CPU-minutes"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:,.0f} CPU-hours"
-    return f"{seconds / 86400:,.0f} CPU-days"
 
 
 def default_max_flows() -> int:

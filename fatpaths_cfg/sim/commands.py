@@ -376,6 +376,11 @@ def simulate_command(
     mtu = mtu or preset.mtu or 9000
     min_rto = min_rto or preset.min_rto_us or 1000.0
     from_file = Path(workload).is_file()
+    if not from_file and workload != RPC and ALIASES.get(workload, workload) not in PATTERNS:
+        raise _fail(
+            f"--workload {workload}: not a traffic pattern ({', '.join(PATTERNS)}), "
+            f"'{RPC}' or a connection matrix file"
+        )
     if arrival_rate is not None and not duration:
         raise _fail(
             f"--lambda {arrival_rate:g}: Poisson arrivals need --duration (their arrival window)"
@@ -410,9 +415,7 @@ def simulate_command(
                 offset=offset,
             )
         elif from_file:
-            nodes, flows = read_connection_matrix(workload)
-            if nodes != network.n_hosts:
-                raise _fail(f"{workload}: {nodes} nodes, the fabric has {network.n_hosts} hosts")
+            _, flows = read_connection_matrix(workload, network.n_hosts)
             packets = float(np.sum(np.ceil(flows.size / mtu))) if flows.n_flows else 0.0
             matrix = SimWork(
                 flows.n_flows, packets, f"{flows.n_flows} flows in {workload}", workload

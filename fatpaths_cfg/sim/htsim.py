@@ -53,9 +53,10 @@ MAX_FLOW_BYTES = 2**53
 MAX_NODES = 2**31 - 1
 
 
-def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
+def read_connection_matrix(path: str | Path, hosts: int | None = None) -> tuple[int, Workload]:
     """Returns (number of nodes, workload); flows keep the file's order. Every problem is a
-    ConnectionMatrixError naming the file and line."""
+    ConnectionMatrixError naming the file and line; `hosts`: the fabric's, which `Nodes`
+    must equal."""
     where = Path(path)
     try:
         data = where.read_bytes()
@@ -63,6 +64,9 @@ def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
         raise ConnectionMatrixError(f"{where}: cannot read it: {exc.strerror}") from None
     nodes: int | None = None
     declared: int | None = None
+    # Lines of the Nodes and Connections lines and of each connection, for later errors.
+    nodes_line = declared_line = 0
+    lines: list[int] = []
     src: list[int] = []
     dst: list[int] = []
     start: list[int] = []
@@ -86,10 +90,14 @@ def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
             if nodes is not None:
                 raise fail("a second 'Nodes' line")
             nodes = _count(tokens[1], "Nodes", 1, MAX_NODES, fail)
+            nodes_line = number
+            if hosts is not None and nodes != hosts:
+                raise fail(f"Nodes {nodes}, the fabric has {hosts} hosts")
         elif head == "Connections" and len(tokens) == 2:
             if declared is not None:
                 raise fail("a second 'Connections' line")
             declared = _count(tokens[1], "Connections", 0, MAX_NODES, fail)
+            declared_line = number
         elif "->" in head:
             a, _, b = head.partition("->")
             fields = dict(zip(tokens[1::2], tokens[2::2], strict=False))
@@ -104,18 +112,25 @@ def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
                 raise fail(f"host {src[-1]} sends to itself")
             start.append(_start(fields["start"], fail))
             size.append(_count(fields["size"], "size", 1, MAX_FLOW_BYTES, fail))
+            lines.append(number)
         else:
             raise fail(f"unexpected line {raw.strip()!r}")
     if nodes is None:
-        raise ConnectionMatrixError(f"{where}: missing 'Nodes N' line")
+        raise ConnectionMatrixError(f"{where}:1: no 'Nodes N' line (htsim's first line)")
     if declared is not None and declared != len(src):
         raise ConnectionMatrixError(
-            f"{where}: 'Connections {declared}' but {len(src)} connection lines"
+            f"{where}:{declared_line}: 'Connections {declared}' but {len(src)} connection "
+            f"line{'s' if len(src) != 1 else ''}"
         )
     s = np.asarray(src, dtype=np.int64)
     d = np.asarray(dst, dtype=np.int64)
-    if len(s) and max(s.max(), d.max()) >= nodes:
-        raise ConnectionMatrixError(f"{where}: host ids must lie in 0..{nodes - 1}")
+    outside = np.flatnonzero(np.maximum(s, d) >= nodes)
+    if len(outside):
+        line = lines[int(outside[0])]
+        raise ConnectionMatrixError(
+            f"{where}:{line}: host ids must lie in 0..{nodes - 1} ('Nodes {nodes}' on line "
+            f"{nodes_line})"
+        )
     workload = Workload(
         src=s.astype(np.int32),
         dst=d.astype(np.int32),

@@ -24,7 +24,7 @@ from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, validate_inventory, validation_errors
 from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithmName, RoutingSpec
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
-from fatpaths_cfg.memory import available_memory, gib
+from fatpaths_cfg.memory import available_memory, cpu_time, gib
 from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
 from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
 from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
@@ -262,7 +262,7 @@ def check_sweep_size(
     detail = f"{total:,} tasks ({how}) need about {gib(total * per_task)} to plan"
     if max_tasks is None:
         detail += f", {gib(available_memory())} available"
-    detail += f", and {total * PLANNED_TASK_SECONDS / 3600:,.1f} CPU-hours before the first runs"
+    detail += f", and {cpu_time(total * PLANNED_TASK_SECONDS)} before the first one runs"
     raise UserErrors.single(
         source.file,
         format_path(where),
