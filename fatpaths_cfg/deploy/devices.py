@@ -158,13 +158,15 @@ class DeviceBook:
     def line(self, path: tuple[str, ...]) -> int:
         return self.source.line_of(path) if self.source else 0
 
-    def _once(self, errors: ErrorCollector, at: tuple[str, int, str], message: str) -> None:
+    def _once(
+        self, errors: ErrorCollector, at: tuple[str, int, str], message: str, hint: str = ""
+    ) -> None:
         """A value every switch inherits (from `defaults:` or a flag) is wrong once, at its
         own line, not once per switch at the switch's."""
         key = (*at, message)
         if key not in self._reported:
             self._reported.add(key)
-            errors.add(*at, message)
+            errors.add(*at, message, hint)
 
     def _pooled(self, name: str, index: int, where: str, errors: ErrorCollector) -> str | None:
         """Host address `index` of the pool; None, and a located error, past its end."""
@@ -194,11 +196,17 @@ class DeviceBook:
         )
         before = len(errors.errors)
         if password_env is None and password_file is None and key_file is None:
-            errors.add(
-                place.where,
-                place.entry_line,
-                f"devices.{place.name}",
-                "no credentials given",
+            # Said once for the file (`defaults:` is where one secret serves every switch),
+            # not once per switch.
+            at = (
+                (place.where, self.line(("defaults",)), "defaults")
+                if self.source
+                else ("--key-file", 0, "")
+            )
+            self._once(
+                errors,
+                at,
+                "no credentials given, for any switch without its own",
                 "name an environment variable (password_env / --password-env), a "
                 "password file or an SSH key file",
             )
