@@ -584,8 +584,8 @@ def check_output_target(
 def record_written(directory: Path, kind: str, names: Iterable[str]) -> None:
     """Add `names` to the marker of an output that grows file by file (a sweep's results
     folder: each batch of rows is a new file), written aside and renamed so a crash leaves
-    the previous listing. Call it once the files are in place: a file the marker does not
-    list is the user's, to be refused, never removed."""
+    the previous listing. Call it before the files appear: a file the marker does not list
+    is the user's, to be refused, never removed."""
     listed = output_manifest(directory) or set()
     wanted = listed | set(names)
     if wanted == listed and (directory / OUTPUT_MARKER).is_file():

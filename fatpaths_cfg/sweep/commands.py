@@ -177,8 +177,8 @@ def write_report(plan: SweepPlan, folder: ResultsFolder) -> list[Path]:
     files = {"summary.md": summary_markdown(plan.name, rows).encode()}
     files.update(sweep_plots(plan.name, rows))
     for name, content in files.items():
-        write_if_changed(folder.directory / name, content)
         record_files(folder, [folder.directory / name])
+        write_if_changed(folder.directory / name, content)
     return [folder.directory / name for name in files]
 
 
@@ -322,8 +322,8 @@ def _tune_sweep(
         folder = check_results_folder(results, name)
         sweep_file = results / "tune-sweep.yaml"
         claim_results_folder(folder, name, str(sweep_file))
-        sweep_file.write_text(default_sweep_yaml(inventory, results, metric, *grid), "utf-8")
         record_files(folder, [sweep_file])
+        sweep_file.write_text(default_sweep_yaml(inventory, results, metric, *grid), "utf-8")
     plan = load_sweep(sweep_file)
     folder = check_results_folder(results, plan.name)
     execute_sweep(plan, folder, scheduler, workers)

@@ -34,7 +34,8 @@ class DatasetWriter:
         on_part: Callable[[Path], None] | None = None,
     ) -> None:
         self.directory = directory
-        # Told of each part file once it is in place (the results folder lists it as its own).
+        # Told of each part file just before it is renamed into place (the results folder
+        # lists it as its own).
         self.on_part = on_part
         self.batch_rows = batch_rows
         self.batch_seconds = batch_seconds
@@ -60,9 +61,11 @@ class DatasetWriter:
         name = f"part-{self._run}-{self._parts:05d}.parquet"
         staging = self.directory / f".{name}.tmp"
         pq.write_table(table, staging)
-        os.replace(staging, self.directory / name)
         if self.on_part is not None:
+            # Listed before it appears: an interrupt in between leaves a name listed for a
+            # file that is not there (harmless), never a file of ours that looks foreign.
             self.on_part(self.directory / name)
+        os.replace(staging, self.directory / name)
         self._parts += 1
         self._rows = []
 

@@ -83,11 +83,11 @@ def _unmarked(folder: ResultsFolder) -> frozenset[str]:
 
 def claim_results_folder(folder: ResultsFolder, sweep_name: str, sweep_file: str) -> None:
     folder.directory.mkdir(parents=True, exist_ok=True)
-    legacy = _unmarked(folder)
+    # Listed first, written second (see record_written).
+    record_written(folder.directory, SWEEP_KIND, {MARKER, *_unmarked(folder)})
     if not folder.marker.is_file():
         marker = {"kind": MARKER_KIND, "sweep": sweep_name, "sweep_file": sweep_file}
         folder.marker.write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-    record_written(folder.directory, SWEEP_KIND, {MARKER, *legacy})
 
 
 def record_files(folder: ResultsFolder, paths: Iterable[Path]) -> None:
