@@ -21,7 +21,8 @@ from fatpaths_cfg.memory import available_memory, cpu_time, gib
 BYTES_PER_FLOW = 600
 CPU_SECONDS_PER_FLOW = 90e-6
 CPU_SECONDS_PER_PACKET = 2e-6
-# The simulator's per-switch-pair tables (distance and next hops of layer 1): bytes a pair.
+# The simulator's per-switch-pair tables of layer 1, bytes a pair: Slim Fly q=199 failed to
+# allocate 6.3 GB, one byte for each of its 79,202^2 pairs, and distances come with next hops.
 BYTES_PER_SWITCH_PAIR = 2
 # Share of the memory available now that one run may plan to use.
 MEMORY_SHARE = 0.5
