@@ -4,6 +4,7 @@ collisions) and maximum achievable throughput, as JSON, a table, result lines an
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,26 @@ def traffic_stream(pattern: str) -> str:
     """The stream a traffic pattern's random choices draw from: one per pattern, so adding a
     pattern to --traffic changes no other pattern's hosts."""
     return f"analyze.traffic.{canonical(pattern)}"
+
+
+@dataclass(frozen=True)
+class ResultsPlace:
+    """Where an analysis writes (--results, or a folder of the compiled directory), under the
+    output rule of every fatpaths command: refused unless empty, new or an earlier analysis."""
+
+    target: Path
+    compiled: Path
+    force: bool = False
+
+    def check(self) -> None:
+        check_output_target(self.target, "analyze", [self.compiled], self.force)
+
+    def commit(self, tree: OutputTree) -> tuple[int, int]:
+        return tree.commit(self.target, [self.compiled], self.force)
+
+
+def _place(out: Path, results: Path | None, folder: str, force: bool) -> ResultsPlace:
+    return ResultsPlace(results or out / folder, out, force)
 
 
 def analyze(
@@ -272,6 +293,9 @@ def analyze_command(
     worst: int = typer.Option(
         10, "--worst", min=0, help="Worst single failures named (--failures)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace --results DIR even if fatpaths did not write it."
+    ),
 ) -> None:
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
     from fatpaths_cfg.commands import run_or_exit
@@ -287,12 +311,12 @@ def analyze_command(
         from fatpaths_cfg.analysis.failure_report import FailureStudy
 
         study = FailureStudy(k_max, samples, seed, random_kind, worst)
-        failures_command(compiled, results or out / "failures", study)
+        failures_command(compiled, _place(out, results, "failures", force), study)
         return
     if planes:
         planes_command(
             compiled,
-            results or out / "planes",
+            _place(out, results, "planes", force),
             plane_schemes,
             k_values,
             failure_shares,
@@ -302,7 +326,11 @@ def analyze_command(
         return
     if convergence:
         convergence_command(
-            compiled, results or out / "convergence", permutations, seed, max_iterations
+            compiled,
+            _place(out, results, "convergence", force),
+            permutations,
+            seed,
+            max_iterations,
         )
         return
     pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
@@ -318,8 +346,9 @@ def analyze_command(
                 style="red",
             )
             raise typer.Exit(2)
-    target = results or out / "analysis"
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    place = _place(out, results, "analysis", force)
+    target = place.target
+    run_or_exit(place.check)
     settings = MetricsSettings(
         pairs=pairs,
         quadruples=quadruples,
@@ -340,7 +369,7 @@ def analyze_command(
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
     tree.add_bytes("path_metrics.png", metrics_plot(result["path_metrics"], result["fabric"]))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
     for scheme in scheme_list:
@@ -365,7 +394,7 @@ def analyze_command(
 
 
 def convergence_command(
-    compiled: LoadedCompiled, target: Path, permutations: int, seed: int, max_iterations: int
+    compiled: LoadedCompiled, place: ResultsPlace, permutations: int, seed: int, max_iterations: int
 ) -> None:
     from fatpaths_cfg.analysis.convergence_report import (
         clos_shape_of,
@@ -378,7 +407,8 @@ def convergence_command(
 
     fabric_json = str(compiled.directory / "fabric.json")
     n, r, m = run_or_exit(lambda: clos_shape_of(compiled.fabric, fabric_json))
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    target = place.target
+    run_or_exit(place.check)
     points = convergence_sweep(
         n, r, m, permutations, seed, max_iterations, lambda pt: print(point_line(pt), flush=True)
     )
@@ -396,7 +426,7 @@ def convergence_command(
         },
     )
     tree.add_bytes("convergence.png", convergence_plot(points, compiled.fabric.name))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     if m < n:
         print(f"warning: m={m} < n={n}: full-rate flows (p=1) cannot be routed without a bad link")
     print(f"wrote {target / 'convergence.json'} and {target / 'convergence.png'}")
@@ -416,7 +446,7 @@ def _numbers(text: str, flag: str, kind: type[int] | type[float]) -> list[Any]:
 
 def planes_command(
     compiled: LoadedCompiled,
-    target: Path,
+    place: ResultsPlace,
     schemes: str,
     k_values: str,
     failure_shares: str,
@@ -448,7 +478,8 @@ def planes_command(
         console.print("error: --k values must be >= 1 and --failure-shares in [0, 1]", style="red")
         raise typer.Exit(2)
     plane_set, members = run_or_exit(lambda: _plane_set(compiled))
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    target = place.target
+    run_or_exit(place.check)
     study = PlaneStudy(PLANE_PATTERNS, tuple(scheme_list), tuple(ks), tuple(shares), trials, seed)
     result = study_planes(
         plane_set,
@@ -461,7 +492,7 @@ def planes_command(
     tree.add_json("planes.json", result)
     title = f"{plane_set.name}: {plane_set.planes} plane(s), {plane_set.hosts} hosts, seed {seed}"
     tree.add_bytes("planes.png", planes_plot([result], title))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     for point in result["hops_under_failures"]:
         console.print(
             f"{point['share']:.0%} links failed: mean hop count "
@@ -487,7 +518,7 @@ def _plane_set(compiled: LoadedCompiled) -> tuple[PlaneSet, list[np.ndarray]]:
         ) from None
 
 
-def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
+def failures_command(compiled: LoadedCompiled, place: ResultsPlace, study: FailureStudy) -> None:
     from fatpaths_cfg.analysis.failure_report import (
         backup_lines,
         failures_plot,
@@ -516,7 +547,8 @@ def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy
             markup=False,
         )
         raise typer.Exit(2)
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    target = place.target
+    run_or_exit(place.check)
     with make_progress(console=make_console(stderr=True)) as progress:
         tasks: dict[str, Any] = {}
 
@@ -529,7 +561,7 @@ def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy
     tree = OutputTree("analyze")
     tree.add_json_records("failures.json", result)
     tree.add_bytes("failures.png", failures_plot(result))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     for line in [*summary_lines(result), *worst_lines(result), *backup_lines(result)]:
         console.print(line, markup=False, highlight=False)
     console.print(f"wrote {target / 'failures.json'} and {target / 'failures.png'}", markup=False)

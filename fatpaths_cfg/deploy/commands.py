@@ -18,7 +18,7 @@ from fatpaths_cfg.console import make_console
 if TYPE_CHECKING:
     from fatpaths_cfg.deploy.cabling import CablingProblem
     from fatpaths_cfg.deploy.devices import Access, DeviceBook
-    from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, SwitchResult
+    from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, DeployTarget, SwitchResult
 
 console = make_console()
 STATUS_STYLE = {
@@ -107,6 +107,18 @@ def print_uncut(table: Table) -> None:
     console.print(table, width=max(console.width, needed), crop=False)
 
 
+def show_addresses(targets: list[DeployTarget]) -> None:
+    """Before a dry run dials anything: each switch's address and where it came from, so a
+    devices file meant for a lab is seen not to reach the real fabric."""
+    for target in targets:
+        console.print(
+            f"{target.name}: {target.access.address} from {target.access.origin}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
 def access_options(
     username: str | None,
     port: int | None,
@@ -115,16 +127,32 @@ def access_options(
     key_file: Path | None,
     **paths: str | None,
 ) -> Access:
-    from fatpaths_cfg.deploy.devices import Access
+    from pydantic import ValidationError
 
-    return Access(
-        username=username,
-        port=port,
-        password_env=password_env,
-        password_file=str(password_file) if password_file else None,
-        key_file=str(key_file) if key_file else None,
-        **paths,
-    )
+    from fatpaths_cfg.deploy.devices import Access
+    from fatpaths_cfg.errors import UserError, UserErrors
+
+    try:
+        return Access(
+            username=username,
+            port=port,
+            password_env=password_env,
+            password_file=str(password_file) if password_file else None,
+            key_file=str(key_file) if key_file else None,
+            **paths,
+        )
+    except ValidationError as exc:  # a device path given as a flag: named by the flag
+        raise UserErrors(
+            [
+                UserError(
+                    "--" + str(error["loc"][0]).replace("_", "-"),
+                    0,
+                    "",
+                    str(error["msg"]).removeprefix("Value error, "),
+                )
+                for error in exc.errors()
+            ]
+        ) from None
 
 
 def deploy_command(
@@ -203,16 +231,18 @@ def deploy_command(
     from fatpaths_cfg.deploy.devices import load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions, confirm, deploy
 
-    cli = access_options(
-        username,
-        port,
-        password_env,
-        password_file,
-        key_file,
-        frr_dir=frr_dir,
-        state_dir=state_dir,
-        vty_socket=vty_socket,
-        lldp_socket=lldp_socket,
+    cli = run_or_exit(
+        lambda: access_options(
+            username,
+            port,
+            password_env,
+            password_file,
+            key_file,
+            frr_dir=frr_dir,
+            state_dir=state_dir,
+            vty_socket=vty_socket,
+            lldp_socket=lldp_socket,
+        )
     )
     book = run_or_exit(lambda: load_device_book(devices, cli))
     options = DeployOptions(
@@ -238,7 +268,16 @@ def deploy_command(
             report = run_or_exit(lambda: confirm(out, names, book, options, parallel))
         else:
             report = run_or_exit(
-                lambda: deploy(out, names, book, options, parallel, show, check_cabling)
+                lambda: deploy(
+                    out,
+                    names,
+                    book,
+                    options,
+                    parallel,
+                    show,
+                    check_cabling,
+                    show_addresses if dry_run else None,
+                )
             )
     print_report(report, "confirm" if confirm_commit else "deploy")
     if not report.ok:

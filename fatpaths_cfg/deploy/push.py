@@ -436,8 +436,11 @@ def deploy(
     parallel: int = 4,
     on_result: Callable[[SwitchResult], None] | None = None,
     cabling_first: bool = False,
+    on_targets: Callable[[list[DeployTarget]], None] | None = None,
 ) -> DeployReport:
     targets, skipped = plan_targets(out, limit, book)
+    if on_targets is not None:
+        on_targets(targets)
     report = DeployReport(skipped=skipped)
     if cabling_first:
         results, report.cabling = check_cabling(targets, options, parallel)

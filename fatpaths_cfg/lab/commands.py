@@ -200,12 +200,15 @@ def lab_clab(
     host_image: str = typer.Option("fatpaths/host:bookworm", help="Image of hosts."),
     sonic_image: str = typer.Option("docker-sonic-vs:latest", help="Image of sonic switches."),
     ceos_image: str = typer.Option("ceos:4.32.0F", help="Image of eos switches."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace the topology even if fatpaths did not write it."
+    ),
 ) -> None:
     """Write OUT/lab/<fabric>.clab.yml, a containerlab topology of the compiled fabric."""
     from fatpaths_cfg.lab.clab import ClabImages, write_clab
 
     images = ClabImages(frr=frr_image, host=host_image, sonic=sonic_image, ceos=ceos_image)
-    path = run_or_exit(lambda: write_clab(out, images), out)
+    path = run_or_exit(lambda: write_clab(out, images, force), out)
     console.print(f"wrote {path}", markup=False)
 
 

@@ -29,12 +29,15 @@ from fatpaths_cfg.lab.lifecycle import LinkEnds, fail, fail_plane, link_ends, lo
 from fatpaths_cfg.lab.netns import LabWaitError, in_netns, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 from fatpaths_cfg.lab.probe import PathModel
+from fatpaths_cfg.output import write_owned_file
 
 PORT = 5201
 # The in-kernel path manager's cap on both limits.
 MPTCP_MAX_LIMIT = 8
 _MPTCP_SUBFLOWS = re.compile(r"\bsubflows:(\d+)")
 SS_FILE = "mptcp-ss.txt"
+# Its first line: what lets the next demo replace it, and nothing else of that name.
+SS_SIGNATURE = "# ss -tiM output of the subflows, written by fatpaths lab mptcp"
 # `ss -tniH state established`: "RECVQ SENDQ LOCAL:PORT PEER:PORT", then an indented info line.
 _SUBFLOW = re.compile(r"^\d+\s+\d+\s+(\S+):\d+\s+(\S+):(\d+)\s*\n[^\n]*?bytes_acked:(\d+)", re.M)
 
@@ -245,7 +248,7 @@ def run_demo(out: Path, seconds: float = 6.0, plane: int | None = None) -> Mptcp
             restore_settings(netns, settings)
     demo.restored_hosts = list(saved)
     demo.ss_file = plan.state_file.parent / SS_FILE
-    demo.ss_file.write_text(demo.ss_output + "\n", encoding="utf-8")
+    write_owned_file(demo.ss_file, f"{SS_SIGNATURE}\n{demo.ss_output}\n", SS_SIGNATURE)
     return demo
 
 
