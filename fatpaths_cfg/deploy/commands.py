@@ -17,7 +17,7 @@ from fatpaths_cfg.console import make_console
 
 if TYPE_CHECKING:
     from fatpaths_cfg.deploy.cabling import CablingProblem
-    from fatpaths_cfg.deploy.devices import Access, DeviceBook
+    from fatpaths_cfg.deploy.devices import DeviceBook
     from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, DeployTarget, SwitchResult
 
 console = make_console()
@@ -119,42 +119,6 @@ def show_addresses(targets: list[DeployTarget]) -> None:
         )
 
 
-def access_options(
-    username: str | None,
-    port: int | None,
-    password_env: str | None,
-    password_file: Path | None,
-    key_file: Path | None,
-    **paths: str | None,
-) -> Access:
-    from pydantic import ValidationError
-
-    from fatpaths_cfg.deploy.devices import Access
-    from fatpaths_cfg.errors import UserError, UserErrors
-
-    try:
-        return Access(
-            username=username,
-            port=port,
-            password_env=password_env,
-            password_file=str(password_file) if password_file else None,
-            key_file=str(key_file) if key_file else None,
-            **paths,
-        )
-    except ValidationError as exc:  # a device path given as a flag: named by the flag
-        raise UserErrors(
-            [
-                UserError(
-                    "--" + str(error["loc"][0]).replace("_", "-"),
-                    0,
-                    "",
-                    str(error["msg"]).removeprefix("Value error, "),
-                )
-                for error in exc.errors()
-            ]
-        ) from None
-
-
 def deploy_command(
     out: Path = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`)."),
     limit: str | None = typer.Option(None, "--limit", help="Only these switches, e.g. sw1,sw2."),
@@ -228,11 +192,11 @@ def deploy_command(
 ) -> None:
     """Push compiled configs: diff against the running config, commit, read the routing tables
     back (prefixes and next hops), roll a switch back on any difference."""
-    from fatpaths_cfg.deploy.devices import load_device_book
+    from fatpaths_cfg.deploy.devices import access_from_flags, load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions, confirm, deploy
 
     cli = run_or_exit(
-        lambda: access_options(
+        lambda: access_from_flags(
             username,
             port,
             password_env,

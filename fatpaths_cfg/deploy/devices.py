@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fatpaths_cfg.errors import ErrorCollector, UserErrors
+from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
 from fatpaths_cfg.inventory.load import validation_errors
 from fatpaths_cfg.inventory.schema import IPAddressText, IPNetworkText, Name
 from fatpaths_cfg.inventory.yaml_source import SourceMap, load_yaml
@@ -310,3 +310,35 @@ def load_device_book(path: Path | None, cli: Access) -> DeviceBook:
         return DeviceBook(DevicesFile.model_validate(data), source, cli)
     except ValidationError as exc:
         raise UserErrors(validation_errors(exc, data, source, DevicesFile)) from None
+
+
+def access_from_flags(
+    username: str | None,
+    port: int | None,
+    password_env: str | None,
+    password_file: Path | None,
+    key_file: Path | None,
+    **paths: str | None,
+) -> Access:
+    """The access given on the command line; a bad value is named by its flag."""
+    try:
+        return Access(
+            username=username,
+            port=port,
+            password_env=password_env,
+            password_file=str(password_file) if password_file else None,
+            key_file=str(key_file) if key_file else None,
+            **paths,
+        )
+    except ValidationError as exc:  # a device path given as a flag: named by the flag
+        raise UserErrors(
+            [
+                UserError(
+                    "--" + str(error["loc"][0]).replace("_", "-"),
+                    0,
+                    "",
+                    str(error["msg"]).removeprefix("Value error, "),
+                )
+                for error in exc.errors()
+            ]
+        ) from None

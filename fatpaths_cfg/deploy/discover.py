@@ -163,12 +163,11 @@ def discover_command(
     ),
 ) -> None:
     """Read LLDP neighbours from the switches and write them as a wiring inventory."""
-    from fatpaths_cfg.deploy.commands import access_options
-    from fatpaths_cfg.deploy.devices import load_device_book
+    from fatpaths_cfg.deploy.devices import access_from_flags, load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions
 
     cli = run_or_exit(
-        lambda: access_options(
+        lambda: access_from_flags(
             username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
         )
     )
