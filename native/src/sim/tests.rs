@@ -391,3 +391,40 @@ fn tcp_first_window_queued_past_the_rto_floor_does_not_time_out() {
     assert_eq!(sim.counters().timeouts, 0);
     assert!(sim.flows().iter().any(|f| f.finish > 500 * US));
 }
+
+#[test]
+fn a_short_flow_does_not_wait_behind_a_long_flows_backlog_at_its_nic() {
+    // Host 0 starts a long flow to host 1, then a one-packet flow to host 2: served round
+    // robin, the short one waits for one packet of the long flow at the NIC, not for its whole
+    // first window (30 packets under NDP, 10 under TCP) as it did behind one FIFO.
+    let spec = fabric(2, &[(0, 1)], &[1, 2], 10.0);
+    let flows = [
+        FlowSpec {
+            src: 0,
+            dst: 1,
+            size: 300 * 1500,
+            start: 0,
+        },
+        FlowSpec {
+            src: 0,
+            dst: 2,
+            size: 1500,
+            start: US,
+        },
+    ];
+    let pkt_ps = (1500 + 64) * 8 * 100;
+    for transport in [TransportKind::Ndp, TransportKind::Tcp] {
+        let sim = run(&spec, &flows, config(transport, LoadBalancing::Ecmp));
+        assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+        let short = &sim.flows()[1];
+        // At most the packet on the wire and one more of the long flow ahead of it at the
+        // NIC, then its own three store-and-forward serialisations and three links.
+        let bound = 2 * pkt_ps + 3 * pkt_ps + 3 * US;
+        assert!(
+            short.finish - short.start <= bound,
+            "{transport:?}: {} > {bound}",
+            short.finish - short.start
+        );
+        assert_conserved(&sim);
+    }
+}
