@@ -270,8 +270,8 @@ impl Simulator {
         transport: Option<Box<dyn Transport<Datapath>>>,
     ) -> Result<Self, String> {
         spec.validate()?;
-        if cfg.mtu == 0 || cfg.header == 0 {
-            return Err("mtu and header must be positive".into());
+        if cfg.mtu == 0 || cfg.header == 0 || cfg.ack_bytes == 0 {
+            return Err("mtu, header and ack_bytes must be positive".into());
         }
         if cfg
             .fatpaths_layers

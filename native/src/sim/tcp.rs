@@ -172,7 +172,7 @@ impl<H: Host> Transport<H> for Tcp {
             aux: cum,
             entropy,
             dst: src,
-            size: host.config().header,
+            size: host.config().ack_bytes,
             kind: PacketKind::Ack,
             flags: if p.flags & flags::ECN_CE != 0 {
                 flags::ECE

@@ -428,3 +428,25 @@ fn a_short_flow_does_not_wait_behind_a_long_flows_backlog_at_its_nic() {
         assert_conserved(&sim);
     }
 }
+
+#[test]
+fn ack_bytes_size_the_acknowledgements_not_the_data() {
+    // A lone flow over three links: the data's timing stays; the last ACK crosses three
+    // store-and-forward serialisations, each 24 bytes shorter with 40-byte ACKs.
+    let spec = fabric(2, &[(0, 1)], &[1, 1], 10.0);
+    let flow = [FlowSpec {
+        src: 0,
+        dst: 1,
+        size: 20 * 1500,
+        start: 0,
+    }];
+    for transport in [TransportKind::Ndp, TransportKind::Tcp] {
+        let mut cfg = config(transport, LoadBalancing::Ecmp);
+        let wide = run(&spec, &flow, cfg.clone());
+        cfg.ack_bytes = 40;
+        let narrow = run(&spec, &flow, cfg);
+        let (w, n) = (&wide.flows()[0], &narrow.flows()[0]);
+        assert_eq!(w.finish, n.finish, "{transport:?}");
+        assert_eq!(w.sender_done - n.sender_done, 3 * 24 * 800, "{transport:?}");
+    }
+}
