@@ -237,7 +237,12 @@ def simulate_command(
         help="--drop red: packets queued before early drops (half the queue).",
     ),
     header: int = typer.Option(
-        64, "--header", min=0, help="Header bytes per packet; ACK size (64)."
+        64, "--header", min=0, help="Header bytes per data packet and trimmed header (64)."
+    ),
+    ack_bytes: int | None = typer.Option(
+        None,
+        "--ack-bytes",
+        help="Bytes of an ACK, NACK or pull on the wire (the --header size).",
     ),
     pacing: bool = typer.Option(
         False, "--pacing/--no-pacing", help="TCP/DCTCP: pace each window over one RTT."
@@ -363,6 +368,8 @@ def simulate_command(
         raise _fail(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
     if layer_policy not in LAYER_POLICIES:
         raise _fail(f"--layer-policy {layer_policy!r}: expected one of {', '.join(LAYER_POLICIES)}")
+    if ack_bytes is not None and ack_bytes <= 0:
+        raise _fail(f"--ack-bytes {ack_bytes}: expected a positive number of bytes")
     try:
         preset = resolve_profile(profile, transport)
     except ValueError as exc:
@@ -462,6 +469,7 @@ def simulate_command(
         "drop": drop,
         "red_min": red_min,
         "header": header,
+        "ack_bytes": ack_bytes,
         "pacing": pacing,
         "flowlet_gap_us": flowlet_gap,
         "latency_us": latency,
@@ -514,6 +522,7 @@ def simulate_command(
             transport=transport,
             mtu=mtu,
             header=header,
+            ack_bytes=ack_bytes,
             queue_packets=queue,
             initial_window=window,
             initial_ssthresh=ssthresh,

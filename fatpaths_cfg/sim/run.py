@@ -67,6 +67,9 @@ class SimConfig:
     load_balancing: str = "spray"
     mtu: int = 9000
     header: int = 64
+    # Bytes of an ACK, NACK or pull on the wire; None: the header's (htsim's TCP: 40 B ACKs
+    # beside 1,500 B data packets that count their headers in the MTU).
+    ack_bytes: int | None = None
     queue_packets: int | None = None
     ecn_threshold_packets: int | None = None
     initial_window: int | None = None
@@ -129,6 +132,8 @@ class SimConfig:
             )
         if self.mtu <= 0 or self.header <= 0:
             raise ValueError("mtu and header must be positive")
+        if self.ack_bytes is not None and self.ack_bytes <= 0:
+            raise ValueError("ack_bytes must be positive")
         if not 0 < self.pull_rate <= 1:
             raise ValueError("pull_rate must lie in (0, 1]")
         if self.routing not in ROUTING:
@@ -177,6 +182,7 @@ class SimConfig:
             else _DEFAULT_ECN[congestion]
         )
         d["initial_window"] = self.initial_window or _DEFAULT_WINDOW[self.transport]
+        d["ack_bytes"] = self.ack_bytes or self.header
         d["rto_granularity_us"] = (
             self.rto_granularity_us if self.rto_granularity_us is not None else self.min_rto_us / 4
         )
@@ -213,6 +219,7 @@ class SimConfig:
             "tcp_pacing": self.tcp_pacing,
             "mtu": self.mtu,
             "header": self.header,
+            "ack_bytes": r["ack_bytes"],
             "queue_packets": r["queue_packets"],
             "ecn_threshold_packets": r["ecn_threshold_packets"],
             "initial_window": r["initial_window"],
