@@ -93,6 +93,7 @@ def load_compiled(
     npz = directory / "routing.npz"
     raw_tables = _read_bytes(npz, missing="missing (every compiled output has one)")
     tables = _read_tables(npz, raw_tables, (len(layers), fabric.nr), backup_mode != "none")
+    _check_hops(npz, tables, fabric, layers)
     _check_checksums(directory, {"fabric.json": raw_fabric, "routing.npz": raw_tables})
     return LoadedCompiled(
         directory,
@@ -598,6 +599,37 @@ def _read_tables(
                 DAMAGED,
             )
     return tables
+
+
+def _check_hops(
+    npz: Path, tables: dict[str, np.ndarray], fabric: Fabric, layers: list[LayerRecord]
+) -> None:
+    """Every next hop (and backup) is a neighbour of its switch over the layer's links: the
+    stages walk these tables along the fabric's cables and look each step's cable up."""
+    nr = fabric.nr
+    ends = np.array([(k.a, k.b) for k in fabric.links], dtype=np.int64).reshape(-1, 2)
+    rows = np.arange(nr, dtype=np.int64)[:, np.newaxis] * nr
+    for number, layer in enumerate(layers):
+        kept = ends[layer.links]
+        adjacent = np.zeros(nr * nr, dtype=bool)
+        adjacent[kept[:, 0] * nr + kept[:, 1]] = True
+        adjacent[kept[:, 1] * nr + kept[:, 0]] = True
+        for name in ("next_hop", "backup"):
+            if name not in tables:
+                continue
+            hops = tables[name][number]
+            stray = (hops >= 0) & ~adjacent[rows + np.maximum(hops, 0)]
+            if stray.any():
+                s, t = (int(x) for x in np.argwhere(stray)[0])
+                hop = int(hops[s, t])
+                names = fabric.switches
+                raise UserErrors.single(
+                    str(npz),
+                    name,
+                    f"[{number}, {s}, {t}] = {hop}: {names[s].name} has no link to "
+                    f"{names[hop].name} in layer {layer.number}",
+                    DAMAGED,
+                )
 
 
 def _read_table(
