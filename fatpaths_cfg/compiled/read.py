@@ -44,6 +44,7 @@ NOT_AN_OUTPUT = "run `fatpaths compile INVENTORY -o DIR` first"
 TABLES = {"dist": np.dtype(np.uint8), "next_hop": np.dtype(np.int32), "backup": np.dtype(np.int32)}
 _DIGEST_LINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
 _REQUIRED: Any = object()  # a field without a default
+UNREACHABLE = 255  # `dist` of a destination a layer does not reach
 
 
 def sha256_hex(data: bytes) -> str:
@@ -99,7 +100,7 @@ def load_compiled(
         directory,
         str(found),
         reader.text(data, "inventory", "", default=""),
-        reader.integer(data, "seed", "", default=0),
+        reader.integer(data, "seed", "", default=0, low=0),
         fabric,
         ecmp,
         backup_mode,
@@ -319,15 +320,21 @@ class _FabricReader:
                 at = f"{where}.uplinks[{j}]"
                 up = self.obj(up, at)
                 plane = self.integer(up, "plane", at, low=0)
+                if plane != j:
+                    self.fail(f"{at}.plane", f"is {plane}, expected {j} (one uplink per plane)")
                 uplinks.append(
                     Uplink(plane, self._end(up, "switch", at, index), self.text(up, "port", at))
                 )
+            switch = self._end(entry, "switch", where, index)
+            port = self.text(entry, "port", where)
+            if uplinks and (uplinks[0].switch, uplinks[0].port) != (switch, port):
+                self.fail(f"{where}.uplinks[0]", "is not the host's own switch and port")
             hosts.append(
                 Host(
                     i,
                     self.text(entry, "name", where),
-                    self._end(entry, "switch", where, index),
-                    self.text(entry, "port", where),
+                    switch,
+                    port,
                     self.speed(entry, "speed_gbps", where),
                     self.speed(entry, "pacing_gbps", where, required=False),
                     tuple(uplinks),
@@ -609,6 +616,7 @@ def _check_hops(
     nr = fabric.nr
     ends = np.array([(k.a, k.b) for k in fabric.links], dtype=np.int64).reshape(-1, 2)
     rows = np.arange(nr, dtype=np.int64)[:, np.newaxis] * nr
+    columns = np.arange(nr)[np.newaxis, :]
     for number, layer in enumerate(layers):
         kept = ends[layer.links]
         adjacent = np.zeros(nr * nr, dtype=bool)
@@ -630,6 +638,38 @@ def _check_hops(
                     f"{names[hop].name} in layer {layer.number}",
                     DAMAGED,
                 )
+        _check_distances(npz, tables, fabric, number, columns)
+
+
+def _check_distances(
+    npz: Path, tables: dict[str, np.ndarray], fabric: Fabric, number: int, columns: np.ndarray
+) -> None:
+    """A route where the distance is finite and only there, and each next hop nearer to the
+    destination than its switch: so every walk along next hops arrives, in at most the
+    distance's steps (a table that sends a packet uphill would loop a simulation forever)."""
+    dist, hops = tables["dist"][number], tables["next_hop"][number]
+    routed = hops >= 0
+    off_diagonal = ~np.eye(fabric.nr, dtype=bool)
+    unmatched = off_diagonal & (routed != (dist != UNREACHABLE))
+    uphill = routed & (dist[np.maximum(hops, 0), columns] >= dist)
+    names = fabric.switches
+    for wrong in (unmatched, uphill):
+        if not wrong.any():
+            continue
+        s, t = (int(x) for x in np.argwhere(wrong)[0])
+        hop, away = int(hops[s, t]), int(dist[s, t])
+        pair = f"[{number}, {s}, {t}] ({names[s].name} to {names[t].name})"
+        if wrong is uphill:
+            ahead = int(dist[hop, t])
+            problem = (
+                f"next hop {names[hop].name} is {ahead} hops from {names[t].name}, "
+                f"no nearer than {names[s].name} ({away})"
+            )
+        elif hop >= 0:
+            problem = f"a next hop ({names[hop].name}) but no distance ({UNREACHABLE})"
+        else:
+            problem = f"no next hop but a distance of {away}"
+        raise UserErrors.single(str(npz), "next_hop", f"{pair}: {problem}", DAMAGED)
 
 
 def _read_table(
