@@ -2,8 +2,9 @@
 
 A damaged output is refused, not trusted: each file is checked before anything reads it (its
 encoding and schema, every field the stages read with its type and range, the tables' dtypes
-and shapes against the fabric, every switch id in range), and last against the checksums
-compile recorded in `checksums.sha256`. Any problem is one located user error (exit 2) naming
+and shapes against the fabric, every switch id in range, next hops along the layer's links and
+nearer to their destination), and last against the checksums compile recorded in
+`checksums.sha256`. Any problem is one located user error (exit 2) naming
 the file and what is wrong; nothing is written.
 """
 
@@ -91,6 +92,8 @@ def load_compiled(
     routing = reader.obj(data.get("routing", {}), "routing")
     ecmp = reader.boolean(routing, "ecmp_within_layer", "routing", default=False)
     backup_mode = reader.text(routing, "backup", "routing", default="none")
+    if backup_mode not in ("none", "lfa"):
+        reader.fail("routing.backup", f"{backup_mode!r} is not none or lfa")
     npz = directory / "routing.npz"
     raw_tables = _read_bytes(npz, missing="missing (every compiled output has one)")
     tables = _read_tables(npz, raw_tables, (len(layers), fabric.nr), backup_mode != "none")
