@@ -27,6 +27,7 @@ WORKDIR/deploy_hitless.json.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import random
 import re
@@ -56,6 +57,7 @@ CHUNK = 1 << 14
 IPPROTO_MPTCP = 262
 _SUMMARY = re.compile(r"(\d+) packets transmitted, (\d+) received")
 _REPLY = re.compile(r"bytes from .*icmp_seq=(\d+)")
+_STAMPED = re.compile(r"^\[(\d+\.\d+)\].*icmp_seq=(\d+)", re.MULTILINE)
 _TTL = re.compile(r"icmp_seq=(\d+) Time to live exceeded")
 _UNREACH = re.compile(r"icmp_seq=(\d+) Destination \w+ Unreachable")
 
@@ -135,6 +137,9 @@ class StreamResult:
     ttl_exceeded: int = 0  # probes answered by ICMP time exceeded: a loop
     unreachable: int = 0  # probes answered by destination unreachable: a blackhole
     silent: int = 0  # lost with no ICMP error at all
+    # When each lost probe was sent (wall clock, from the stamps of its neighbours), so that
+    # losses can be put on the deploy step they happened in.
+    lost_at: list[float] = field(default_factory=list)
 
 
 def parse_ping(text: str) -> StreamResult:
@@ -146,13 +151,31 @@ def parse_ping(text: str) -> StreamResult:
     unreach = {int(s) for s in _UNREACH.findall(text)}
     counted = range(1, max(0, sent - TAIL_PROBES) + 1)
     lost = [s for s in counted if s not in replied]
+    stamps = sorted((int(seq), float(at)) for at, seq in _STAMPED.findall(text))
     return StreamResult(
+        lost_at=[_sent_at(seq, stamps) for seq in lost],
         sent=len(counted),
         lost=len(lost),
         ttl_exceeded=sum(1 for s in lost if s in ttl),
         unreachable=sum(1 for s in lost if s in unreach and s not in ttl),
         silent=sum(1 for s in lost if s not in ttl and s not in unreach),
     )
+
+
+def _sent_at(seq: int, stamps: list[tuple[int, float]]) -> float:
+    """A probe's send time, interpolated between the stamped lines of the probes around it
+    (ping stamps what it prints, not what it sends; a reply comes well within a second)."""
+    if not stamps:
+        return 0.0
+    seqs = [s for s, _ in stamps]
+    i = bisect.bisect_left(seqs, seq)
+    if i < len(stamps) and stamps[i][0] == seq:
+        return stamps[i][1]
+    before, after = stamps[max(0, i - 1)], stamps[min(i, len(stamps) - 1)]
+    if after[0] == before[0]:
+        return before[1] + (seq - before[0]) * INTERVAL_S
+    share = (seq - before[0]) / (after[0] - before[0])
+    return before[1] + share * (after[1] - before[1])
 
 
 @dataclass
@@ -178,6 +201,8 @@ class Phase:
     streams: int = 0
     transfers: list[Transfer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # (wall clock, the step that ended then): losses are counted per step
+    marks: list[tuple[float, str]] = field(default_factory=list)
 
     @property
     def resets(self) -> int:
@@ -205,7 +230,7 @@ class Traffic:
             path = folder / f"ping-{i}.txt"
             # Bounded by the count alone: with a deadline (-w) ping exits at its first ICMP
             # error, and a stream that meets a loop would stop being measured there.
-            argv = ["ping", "-n", "-i", str(INTERVAL_S), "-W", "1", "-c", str(count)]
+            argv = ["ping", "-n", "-D", "-i", str(INTERVAL_S), "-W", "1", "-c", str(count)]
             argv += ["-I", s.src, s.dst]
             with path.open("wb") as sink:
                 self.pings.append(
@@ -257,13 +282,23 @@ class Traffic:
                 process.kill()
                 process.wait()
         total, losing = StreamResult(), 0
+        steps: dict[str, int] = {}
         for _, path in self.pings:
             one = parse_ping(path.read_text(errors="replace"))
+            for at in one.lost_at:
+                step = next((label for end, label in phase.marks if at <= end), "after")
+                steps[step] = steps.get(step, 0) + 1
             losing += one.lost > 0
             phase.streams_looping += one.ttl_exceeded > 0
             for key in ("sent", "lost", "ttl_exceeded", "unreachable", "silent"):
                 setattr(total, key, getattr(total, key) + getattr(one, key))
         phase.probes, phase.streams_losing, phase.streams = total, losing, len(self.pings)
+        if steps:
+            order = [label for _, label in phase.marks] + ["after"]
+            phase.notes.append(
+                "lost by step: "
+                + ", ".join(f"{label} {steps[label]}" for label in order if label in steps)
+            )
         self.pings = []
         for client_process in self.clients:
             if client_process.poll() is None:
@@ -472,12 +507,14 @@ def main() -> int:
             time.sleep(SETTLE_S)
             layers = traffic.subflow_layers()
             began_deploy = time.monotonic()
+            phase.marks.append((time.time(), "before"))
             if idle:
                 time.sleep(idle)
                 phase.outcome = "nothing deployed"
             else:
                 action(phase)
             phase.deploy_s = time.monotonic() - began_deploy
+            phase.marks.append((time.time(), "deploy"))
             time.sleep(SETTLE_S)
             # The early count can precede a connection on a loaded machine: take the larger.
             late = traffic.subflow_layers()
@@ -492,11 +529,13 @@ def main() -> int:
             def show(r: RoundResult) -> None:
                 proof = r.proof
                 walk = f"{proof.loops} loops, {proof.blackholes} blackholes" if proof else "-"
+                why = "; ".join(f"{name}: {reason}" for name, reason in sorted(r.failed.items()))
                 line = (
                     f"{'undo ' if r.undo else ''}round {r.number} ({r.kind}): {r.seconds:.1f} s, "
-                    f"{walk}, {len(r.failed)} failed"
+                    f"{walk}, {len(r.failed)} failed" + (f" ({why[:300]})" if why else "")
                 )
                 phase.notes.append(line)
+                phase.marks.append((time.time(), f"{'undo ' if r.undo else ''}round {r.number}"))
                 print(f"  {line}", flush=True)
 
             report = ordered_deploy(

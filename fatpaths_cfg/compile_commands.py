@@ -273,4 +273,8 @@ def add_commands(app: typer.Typer) -> None:
     topo.command("generate", short_help="Write a wiring inventory of a topology.")(topo_generate)
     topo.command("show", short_help="Print the figures of a topology.")(topo_show)
     topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
+    from fatpaths_cfg.cost.commands import topo_cost, topo_match
+
+    topo.command("cost", short_help="Price a fabric's switches and cables.")(topo_cost)
+    topo.command("match", short_help="List configurations of each kind for N hosts.")(topo_match)
     app.add_typer(topo, name="topo")

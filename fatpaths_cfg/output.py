@@ -520,6 +520,7 @@ def check_output_target(
     protected: Sequence[Path] = (),
     force: bool = False,
     unmarked: frozenset[str] = frozenset(),
+    appends: bool = False,
 ) -> None:
     """Refuse, with exit 2 and nothing written, any target that holds what fatpaths did not write.
 
@@ -528,9 +529,11 @@ def check_output_target(
     that no flag makes safe: a file, a mount point, the current directory or one of its
     parents, and the input itself or a directory holding it. `unmarked`: the names a version
     before markers wrote at a place only fatpaths writes to (OUT/verify); a directory holding
-    nothing else counts as that command's earlier output.
+    nothing else counts as that command's earlier output. `appends`: the command adds files
+    beside what is there and removes nothing (a sweep's results), which --force allows.
     """
     real = target.resolve()
+    forced = "write beside the files in it" if appends else "replace it and everything in it"
     here = Path.cwd().resolve()
 
     def refuse(message: str, hint: str) -> UserErrors:
@@ -572,14 +575,14 @@ def check_output_target(
             return
         raise refuse(
             f"is not empty and is not a fatpaths {kind} output (it has no {OUTPUT_MARKER})",
-            "choose another directory, or pass --force to replace it and everything in it",
+            f"choose another directory, or pass --force to {forced}",
         )
     other = output_kind(target)
     if other is not None and other != kind and not force:
         # Another command's output (a compiled fabric under a simulate run, say) is still
         # not this command's to replace.
         raise refuse(
-            f"is a fatpaths {other} output, not a {kind} output",
+            f"is a fatpaths {other} output, not {_article(kind)} {kind} output",
             "choose another directory, or pass --force to replace it",
         )
     foreign = _foreign_files(target, manifest, kind)
@@ -588,8 +591,31 @@ def check_output_target(
         more = f" and {len(foreign) - _SHOWN_FOREIGN} more" if len(foreign) > _SHOWN_FOREIGN else ""
         raise refuse(
             f"holds files fatpaths did not write: {shown}{more}",
-            "move them elsewhere, or pass --force to replace the directory with them",
+            "move them elsewhere, or pass --force to "
+            + ("write beside them" if appends else "replace the directory with them"),
         )
+
+
+def record_written(directory: Path, kind: str, names: Iterable[str]) -> None:
+    """Add `names` to the marker of an output that grows file by file (a sweep's results
+    folder: each batch of rows is a new file), written aside and renamed so a crash leaves
+    the previous listing. Call it before the files appear: a file the marker does not list
+    is the user's, to be refused, never removed."""
+    listed = output_manifest(directory) or set()
+    wanted = listed | set(names)
+    if wanted == listed and (directory / OUTPUT_MARKER).is_file():
+        return
+    staging = directory / f".{OUTPUT_MARKER}.{os.getpid()}.tmp"
+    try:
+        staging.write_text(marker_text(kind, wanted), encoding="utf-8")
+        os.replace(staging, directory / OUTPUT_MARKER)
+    except OSError as exc:
+        staging.unlink(missing_ok=True)
+        raise _write_error(directory, exc) from None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def write_owned_file(path: Path, text: str, signature: str, force: bool = False) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg import _native
+from fatpaths_cfg.analysis.paths import sample_pairs
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.routing import UNREACHABLE, layer_route_counts
 
@@ -17,13 +18,9 @@ DIVERSITY_THRESHOLD = 3
 
 
 def _sample_pairs(nr: int, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
-    if nr * (nr - 1) <= MAX_PATH_PAIRS:
-        s, t = np.nonzero(~np.eye(nr, dtype=bool))
-        return s, t, False
-    rng = np.random.default_rng([seed, 0xD1CE])
-    s = rng.integers(nr, size=MAX_PATH_PAIRS)
-    t = (s + rng.integers(1, nr, size=MAX_PATH_PAIRS)) % nr
-    return s, t, True
+    pairs = sample_pairs(np.arange(nr), MAX_PATH_PAIRS, np.random.default_rng([seed, 0xD1CE]))
+    s, t = (np.ascontiguousarray(pairs[:, i]) for i in (0, 1))
+    return s, t, nr * (nr - 1) > MAX_PATH_PAIRS
 
 
 def _sample_plane_pairs(plane_of: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -46,6 +46,16 @@ def unit_draws(keys: np.ndarray, stream: int) -> np.ndarray:
     return (mixed >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
+def stream(seed: int, name: str) -> np.random.Generator:
+    """The random stream of the choice `name` (e.g. "analyze.pairs"), derived from `seed`.
+
+    Every random choice draws from a stream of its own, so a knob changes only what it names:
+    sampling more pairs does not change the permutation a throughput figure is measured on.
+    """
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+    return np.random.default_rng(np.random.SeedSequence([seed, key]))
+
+
 def natural_key(name: str) -> tuple[str | int, ...]:
     """Sort key that orders `sf-2` before `sf-10`, as operators number their switches; the
     text between numbers is compared as text, so any two names compare."""

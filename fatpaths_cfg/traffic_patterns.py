@@ -65,7 +65,7 @@ def canonical(pattern: str) -> str:
     return name
 
 
-def _derangement(n: int, rng: np.random.Generator) -> IntArray:
+def derangement(n: int, rng: np.random.Generator) -> IntArray:
     """A uniformly random permutation without fixed points (rejection, ~e tries)."""
     while True:
         perm = rng.permutation(n)
@@ -312,7 +312,7 @@ def pattern_peers(
     if name == "all-to-all":
         return [np.delete(hosts, h) for h in range(n)]
     if name == "permutation":
-        perm = _derangement(n, rng)
+        perm = derangement(n, rng)
         return [perm[h : h + 1] for h in range(n)]
     if name == "off-diagonal":
         default = int(site.hosts_per_switch().max())

@@ -156,3 +156,19 @@ def test_lab_images_are_tagged_as_the_topology_names_them_and_hash_their_recipe(
     assert replace(switch, packages=(*switch.packages, "tcpdump")).digest != switch.digest
     assert replace(switch, start=switch.start + "\n").digest != switch.digest
     assert replace(switch, suite="trixie").digest != switch.digest
+
+
+def test_rewriting_the_topology_refuses_one_fatpaths_did_not_write(tmp_path: Path) -> None:
+    from fatpaths_cfg import api
+    from fatpaths_cfg.errors import UserErrors
+
+    out = tmp_path / "out"
+    api.compile_to_directory(Path(__file__).parent.parent / "inventories" / "hand-6.yaml", out)
+    written = write_clab(out, ClabImages(frr="mine/frr:1"))
+    assert "mine/frr:1" in written.read_text(encoding="utf-8")
+    written.write_text("# the user's own topology\n", encoding="utf-8")
+    with pytest.raises(UserErrors, match="exists and was not written by fatpaths"):
+        write_clab(out, ClabImages())
+    assert written.read_text(encoding="utf-8") == "# the user's own topology\n"
+    write_clab(out, ClabImages(), force=True)
+    assert "written by fatpaths" in written.read_text(encoding="utf-8")

@@ -432,6 +432,7 @@ def test_user_errors_exit_2(compiled: dict[int, Path], tmp_path: Path) -> None:
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": "192.0.2.250"})
     key = tmp_path / "key"
     key.write_text("not used")
+    key.chmod(0o600)
     app = build_app()
     cases = {
         "no management address": ["--limit", "leaf2", "--key-file", str(key)],
@@ -475,8 +476,8 @@ def test_devices_file_errors_name_file_line_and_field(
     result = CliRunner().invoke(build_app(), ["deploy", str(out), "--devices", str(devices)])
     assert result.exit_code == 2, result.output
     assert (
-        f"{devices}:2: devices.leaf1: environment variable FATPATHS_TEST_UNSET is not set"
-        in result.output
+        f"{devices}:2: devices.leaf1.password_env: "
+        "environment variable FATPATHS_TEST_UNSET is not set" in result.output
     )
     assert f"{devices}:3: devices.leaf9: not a switch of this fabric" in result.output
 
@@ -509,6 +510,7 @@ def test_switches_without_mgmt_are_skipped_and_targets_are_planned(
     out = output_for(compiled[7], tmp_path / "out", {"leaf1": "192.0.2.250"})
     key = tmp_path / "key"
     key.write_text("not used")
+    key.chmod(0o600)
     targets, skipped = plan_targets(out, None, load_device_book(None, Access(key_file=str(key))))
     assert [t.name for t in targets] == ["leaf1"]
     assert skipped == ["leaf2", "leaf3", "leaf4", "leaf5", "leaf6"]
@@ -625,3 +627,38 @@ def test_a_missing_driver_is_one_message_before_any_switch_is_contacted(
     assert "pip install -e '.[deploy]'" in result.stderr
     assert "pip install 'fatpaths-cfg[deploy]'" in result.stderr
     assert dialled == []
+
+
+def test_each_address_says_where_it_came_from(tmp_path: Path) -> None:
+    from fatpaths_cfg.errors import ErrorCollector
+
+    key = tmp_path / "key"
+    key.write_text("not used")
+    key.chmod(0o600)
+    devices = tmp_path / "devices.yaml"
+    devices.write_text(
+        f"defaults: {{key_file: {key}}}\npool: 192.0.2.0/29\n"
+        "devices:\n  leaf1: {host: 198.51.100.7}\n"
+    )
+    book = load_device_book(devices, Access())
+    errors = ErrorCollector()
+    own = book.access("leaf1", 0, "203.0.113.1", errors)
+    pooled = book.access("leaf2", 1, "203.0.113.2", errors)
+    assert not errors.errors
+    assert own is not None and own.host == "198.51.100.7"
+    assert own.origin == f"{devices}:4 devices.leaf1.host"
+    assert pooled is not None and pooled.host == "192.0.2.2"
+    assert pooled.origin == f"{devices}:2 pool 192.0.2.0/29, address 2"
+    fabric = load_device_book(None, Access(key_file=str(key))).access(
+        "leaf3", 2, "203.0.113.3", errors
+    )
+    assert fabric is not None and fabric.origin == "the compiled fabric's mgmt address"
+    # A key others can read is refused once, at the line that names it, as ssh refuses it.
+    key.chmod(0o644)
+    book = load_device_book(devices, Access())
+    for index, name in enumerate(("leaf2", "leaf3")):
+        assert book.access(name, index + 1, None, errors) is None
+    assert [str(error) for error in errors.errors] == [
+        f"{devices}:1: defaults.key_file: key file {key}: permissions 0644 let others read it; "
+        f"ssh refuses such a key (chmod 600 {key})"
+    ]

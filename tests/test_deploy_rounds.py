@@ -79,6 +79,45 @@ def test_rounds_are_read_back_and_walked_and_end_on_the_new_tables(
     for name in SWITCHES:
         want = compiled_frr_table(outs[8], name)
         assert lab.devices[name].rib() == want == lab.devices[name].fib(), name
+        # The last step installs NEW's files (without a reload: the routes are in place), and
+        # the running config equals them, read back.
+        installed = (lab.devices[name].frr_dir / "frr.conf").read_bytes()
+        assert installed == (outs[8] / "configs" / "frr" / name / "frr.conf").read_bytes(), name
+    assert report.final is not None
+    assert [r.status for r in report.final.results] == ["committed"] * 6
+    # Only routes changed, and they went in round by round: no switch needs a reload.
+    details = {r.name: r.detail for r in report.final.results}
+    assert set(details.values()) == {"installed without a reload"}, details
+
+
+@pytest.mark.lab
+def test_a_switch_that_cannot_stage_its_files_refuses_the_deploy_before_any_route_moves(
+    hand6: tuple[NamespaceLab, dict[int, Path], Path],
+) -> None:
+    lab, outs, devices = hand6
+    # leaf3's state directory becomes a plain file: staging NEW's files there fails on the
+    # device (mkdir: not a directory), as a full disk or a read-only mount would.
+    state = lab.devices["leaf3"].state_dir
+    aside = state.with_name("state.aside")
+    state.rename(aside)
+    state.write_text("not a directory\n")
+    book, options = _book_and_options(lab, devices)
+    seen: list[RoundResult] = []
+    try:
+        report = ordered_deploy(outs[7], outs[8], book, options, 3, on_round=seen.append)  # type: ignore[arg-type]
+    finally:
+        state.unlink()
+        aside.rename(state)
+    assert report.outcome == "refused" and report.exit_code == 1
+    assert report.state == "OLD (nothing pushed)"
+    assert [r.number for r in seen] == [-1]
+    assert "candidate rejected" in seen[0].failed["leaf3"]
+    assert set(seen[0].failed) == {"leaf3"}
+    for name in SWITCHES:
+        want = compiled_frr_table(outs[7], name)
+        assert lab.devices[name].rib() == want == lab.devices[name].fib(), name
+        # Nothing stays staged on a switch after a refused deploy.
+        assert not (lab.devices[name].state_dir / "candidate").exists(), name
 
 
 @pytest.mark.lab

@@ -1,12 +1,13 @@
-"""The hostile corpus of the surfaces beyond the inventory: simulate's options and outputs,
-verify --report, deploy's devices files and flags, sweep's flags.
+"""The hostile corpus of the surfaces beyond the inventory: simulate's options, matrices and
+outputs, verify --report, analyze --results, deploy's devices files and flags, discover, sweep
+and tune.
 
 Each case in `hostile/` is a command line (`CASE.args`, one word a line), maybe an input
-beside it (`CASE.yaml`, copied into the workspace), and what must happen (`CASE.expected`: an
-`exit N` line, `writes PATH` lines naming the only paths the command may change, then the
-error lines it prints). Every case runs in a workspace that holds a compiled fabric and the
-user's own files a careless command would destroy; after the run, everything but the named
-output must be byte for byte as it was.
+beside it (`CASE.yaml`, `CASE.txt`: copied into the workspace), and what must happen
+(`CASE.expected`: an `exit N` line, `writes PATH` lines naming the only paths the command may
+change, then the error lines it prints). Every case runs in a workspace that holds a compiled
+fabric and the user's own files a careless command would destroy; after the run, everything
+but the named output must be byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -49,7 +50,11 @@ def workspace(root: Path, compiled: Path) -> None:
     (reports / "report.json").write_text('{"reviewed": true}\n')
     (reports / "report.md").write_text("# my review\n")
     (root / "pw.bin").write_bytes(b"caf\xe9\n")  # a password saved as Latin-1
+    shutil.copy(HAND6, root / "inv.yaml")  # the user's inventory (tune's input)
     (root / "id_test").write_text("not a real key\n")
+    (root / "id_test").chmod(0o600)  # as ssh wants a private key
+    (root / "id_open").write_text("not a real key either\n")
+    (root / "id_open").chmod(0o644)
     # Reports a version before output markers wrote where verify writes by default.
     (root / "fabric" / "verify").mkdir()
     (root / "fabric" / "verify" / "report.json").write_text("{}\n")
@@ -89,9 +94,9 @@ def test_hostile_case(
     case: Path, compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace(tmp_path, compiled)
-    data = case.with_suffix(".yaml")
-    if data.exists():
-        shutil.copy(data, tmp_path / data.name)
+    for data in case.parent.glob(f"{case.stem}.*"):
+        if data.suffix not in (".args", ".expected"):  # its input: a YAML file, a matrix
+            shutil.copy(data, tmp_path / data.name)
     monkeypatch.chdir(tmp_path)
     args = case.read_text(encoding="utf-8").splitlines()
     code, writes, expected = read_expected(case)
@@ -117,9 +122,17 @@ def test_hostile_case(
         assert snapshot(out) != {p: v for p, v in before.items() if p == out or out in p.parents}
 
 
+# Each surface's cases are named SURFACE_...; each surface holds at least this many.
+SURFACES = ("sweep", "tune", "devices", "simulate", "matrix")
+CASES_PER_SURFACE = 20
+
+
 def test_the_corpus_covers_every_surface() -> None:
     commands = {case.read_text(encoding="utf-8").split()[0] for case in CASES}
-    assert commands >= {"simulate", "verify", "deploy", "sweep"}
+    assert commands >= {"simulate", "verify", "deploy", "sweep", "tune", "analyze", "discover"}
+    for surface in SURFACES:
+        count = sum(case.stem.startswith(f"{surface}_") for case in CASES)
+        assert count >= CASES_PER_SURFACE, (surface, count)
     for case in CASES:
         code, _writes, expected = read_expected(case)
         # A refused case says why; a case that passes prints no error.

@@ -60,6 +60,7 @@ def test_devices_file_carries_netns_and_known_hosts_to_the_driver(
 ) -> None:
     key, known = tmp_path / "key", tmp_path / "known_hosts"
     key.write_text("unused")
+    key.chmod(0o600)  # ssh (and deploy) refuse a key others can read
     known.write_text("")
     devices = tmp_path / "devices.yaml"
     devices.write_text(

@@ -19,10 +19,8 @@ from fatpaths_cfg import api
 from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.disjoint import (
     Graph,
-    Path,
     enumerate_paths,
     greedy_disjoint_in_graph,
-    links_of,
     max_disjoint_paths,
     min_length_bounded_cut,
 )
@@ -37,6 +35,7 @@ from fatpaths_cfg.analysis.path_metrics import (
     path_metrics,
     total_network_load,
 )
+from fatpaths_cfg.analysis.paths import Path, links_of
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.topologies import generate
 

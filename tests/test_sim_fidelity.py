@@ -67,6 +67,37 @@ def test_larger_headers_slow_a_flow_down() -> None:
     assert median(1000) > median(64)
 
 
+def test_ack_bytes_are_separate_from_the_header() -> None:
+    # htsim's TCP: 1,500-byte packets with 40-byte ACKs. Only the ACKs shrink, so the data's
+    # timing is kept and the senders learn of it sooner.
+    net = network_from_topology("fattree", {"k": 4}, seed=1)
+    workload = make_workload(net, "permutation", 200_000, seed=1)
+
+    def run(**kwargs: int) -> tuple[dict[str, object], float]:
+        config = SimConfig(transport="tcp", load_balancing="ecmp", mtu=1460, header=40, **kwargs)
+        result = simulate(net, workload, config)
+        return result.config, float(result.fct_ps().mean())
+
+    same, fct_same = run()
+    narrow, fct_narrow = run(ack_bytes=40)
+    wide, fct_wide = run(ack_bytes=1500)
+    assert (same["ack_bytes"], narrow["ack_bytes"], wide["ack_bytes"]) == (40, 40, 1500)
+    assert fct_same == fct_narrow
+    # ACKs as large as data packets compete with the data on every link back.
+    assert fct_wide > fct_narrow
+    with pytest.raises(ValueError, match="ack_bytes"):
+        SimConfig(ack_bytes=0)
+
+
+def test_simulate_refuses_a_bad_ack_size(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["simulate", "--generate", "slimfly", "-p", "q=5", "--ack-bytes", "0", "-o", str(run)]
+    result = CliRunner().invoke(cli(), args)
+    assert result.exit_code == 2
+    assert "--ack-bytes 0" in result.output
+    assert not run.exists()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

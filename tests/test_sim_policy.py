@@ -173,6 +173,9 @@ def test_paper_profile_states_the_papers_rates() -> None:
     assert (paper.link_gbps, paper.min_rto_us, paper.warmup) == (10.0, 200.0, "half")
     with pytest.raises(ValueError, match="--profile"):
         resolve_profile("htsim", "ndp")
+    # The paper simulates no MPTCP: a clear error, not a KeyError's traceback.
+    with pytest.raises(ValueError, match="no preset for --transport mptcp"):
+        resolve_profile("fatpaths-sc20", "mptcp")
 
 
 # ---- the command -------------------------------------------------------------------------------

@@ -93,6 +93,10 @@ def test_an_overloaded_host_does_not_storm_with_retransmissions(tmp_path: Path) 
         buckets = summary["fct_by_size"]
         # The storm's victims were the large flows (56x the median before).
         assert buckets["1MB-10MB"]["max_us"] <= 10 * buckets["1MB-10MB"]["median_us"]
-        if scheme == "fatpaths":
+        # Behind one FIFO per NIC and one per pull pacer, short flows waited for their hosts'
+        # long flows: 27x their bucket's median under ecmp, 9.7x under fatpaths. ECMP's
+        # one-packet flows still may: a flow pinned to two full core queues in a row is trimmed
+        # there time after time (18 times for the worst one), which no host queue can help.
+        if scheme != "ecmp":
             for stats in buckets.values():
                 assert stats["max_us"] <= 10 * stats["median_us"], stats

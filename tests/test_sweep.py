@@ -12,6 +12,7 @@ from dask_fixtures import DaskCluster, dask_cluster
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.output import OUTPUT_MARKER, output_manifest
 from fatpaths_cfg.sweep.commands import execute_sweep, write_report
 from fatpaths_cfg.sweep.dataset import read_rows
 from fatpaths_cfg.sweep.results import ResultsFolder, check_results_folder
@@ -172,7 +173,12 @@ def test_report_plots_and_summary_are_stable(tmp_path: Path, cluster: DaskCluste
     execute_sweep(plan, folder, cluster.address, None)
     written = write_report(plan, folder)
     names = sorted(path.name for path in written)
-    assert names[0].startswith("heatmap-slimfly-q3-analyze-permutation")
+    # One rho: no one-column heatmap; the comparison draws the metric against the layers.
+    assert not any(name.startswith("heatmap-") for name in names)
+    assert [n for n in names if n.startswith("compare-")] == [
+        n for n in names if n.startswith("compare-slimfly-q3-") and n.endswith("-layers.png")
+    ]
+    assert sum(name.startswith("compare-") for name in names) == 2
     assert sum(name.startswith("pareto-") for name in names) == 2
     summary = (folder.directory / "summary.md").read_text(encoding="utf-8")
     assert "8 tasks: 8 succeeded, 0 failed." in summary
@@ -200,6 +206,19 @@ def test_cli_runs_resumes_and_names_the_cluster(tmp_path: Path, cluster: DaskClu
     assert "best routing point per fabric and task" in second.output
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "Best: **n=3 rho=0.7 random**" in summary
+    # The output marker lists every file the sweep wrote, and only those.
+    written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert output_manifest(out) == written - {OUTPUT_MARKER}
+    assert any(name.startswith("results.parquet/part-") for name in written)
+    # A file of the user's in it: refused, unless --force, which writes beside it.
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    refused = CliRunner().invoke(build_app(), args)
+    assert refused.exit_code == 2
+    assert "holds files fatpaths did not write: notes.txt" in refused.stderr
+    forced = CliRunner().invoke(build_app(), [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert "notes.txt" not in (output_manifest(out) or set())
 
 
 def test_results_folder_is_never_someone_elses(tmp_path: Path) -> None:
@@ -210,10 +229,11 @@ def test_results_folder_is_never_someone_elses(tmp_path: Path) -> None:
     sweep.write_text(TINY_SWEEP, encoding="utf-8")
     result = CliRunner().invoke(build_app(), ["sweep", str(sweep), "-o", str(foreign)])
     assert result.exit_code == 2
-    assert "holds no sweep results of fatpaths" in result.stderr
+    assert "is not a fatpaths sweep output" in result.stderr
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
     other = tmp_path / "other"
     other.mkdir()
+    # A folder of a version before output markers: its sweep.json names it.
     (other / "sweep.json").write_text(
         '{"kind": "fatpaths sweep results", "sweep": "other"}', encoding="utf-8"
     )

@@ -106,10 +106,14 @@ def test_tune_writes_a_compiling_copy_and_refuses_foreign_files(
     routing = yaml.safe_load(text)["routing"]
     assert routing["layers"] <= 4 and routing["seed"] == 3
     assert "# An 18-switch Slim Fly to tune.\nfabric: sf3\n" in text
+    # Its own sweep ran in a temporary folder: nothing but the tuned copy was written.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sf3-tuned.yaml", "sf3.yaml"]
     summary = api.compile_to_directory(tuned, tmp_path / "compiled")
     assert (summary.directory / "configs" / "eos").is_dir()
     assert len(api.compile_fabric(tuned).layers) == routing["layers"]
-    tune_sweep = tmp_path / "out" / "sweeps" / "tune-sf3" / "tune-sweep.yaml"
+    args += ["--results", str(tmp_path / "kept")]
+    assert CliRunner().invoke(build_app(), args).exit_code == 0
+    tune_sweep = tmp_path / "kept" / "tune-sweep.yaml"
     assert yaml.safe_load(tune_sweep.read_text(encoding="utf-8"))["seeds"] == [3]
     # A rerun may replace what tune wrote (and computes nothing new) ...
     again = CliRunner().invoke(build_app(), args)
@@ -160,6 +164,7 @@ def test_tune_chooses_from_a_given_sweep_by_p99_fct(
     assert result.exit_code == 0, result.output
     assert "lowest p99 flow completion time [us]" in result.output
     assert "of 3 routing points within no hardware limits" in result.output
-    assert (tmp_path / "out" / "sweeps" / "s3" / "results.parquet").is_dir()
+    # Without --results the sweep's rows are not kept in the current directory.
+    assert not (tmp_path / "out").exists()
     tuned = yaml.safe_load((tmp_path / "sf3-tuned.yaml").read_text(encoding="utf-8"))
     assert tuned["routing"]["layers"] in (1, 2, 4)

@@ -4,6 +4,7 @@ collisions) and maximum achievable throughput, as JSON, a table, result lines an
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,25 +12,58 @@ import numpy as np
 import typer
 from rich.progress import Progress
 
-from fatpaths_cfg.analysis.diversity import pair_diversity, sample_pairs
+from fatpaths_cfg.analysis.diversity import pair_diversity
 from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
 from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot, routed_network
+from fatpaths_cfg.analysis.paths import sample_pairs
 from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import (
     ALIASES,
     PATTERNS,
     PatternError,
+    canonical,
     host_pairs,
     switch_demand,
 )
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import OutputTree, check_output_target
+from fatpaths_cfg.stable_hash import stream
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
+    from fatpaths_cfg.analysis.planes import PlaneSet
 
 console = make_console()
+
+# The named random streams of `analyze` (see `fatpaths_cfg.stable_hash.stream`).
+DIVERSITY_PAIRS = "analyze.diversity.pairs"
+
+
+def traffic_stream(pattern: str) -> str:
+    """The stream a traffic pattern's random choices draw from: one per pattern, so adding a
+    pattern to --traffic changes no other pattern's hosts."""
+    return f"analyze.traffic.{canonical(pattern)}"
+
+
+@dataclass(frozen=True)
+class ResultsPlace:
+    """Where an analysis writes (--results, or a folder of the compiled directory), under the
+    output rule of every fatpaths command: refused unless empty, new or an earlier analysis."""
+
+    target: Path
+    compiled: Path
+    force: bool = False
+
+    def check(self) -> None:
+        check_output_target(self.target, "analyze", [self.compiled], self.force)
+
+    def commit(self, tree: OutputTree) -> tuple[int, int]:
+        return tree.commit(self.target, [self.compiled], self.force)
+
+
+def _place(out: Path, results: Path | None, folder: str, force: bool) -> ResultsPlace:
+    return ResultsPlace(results or out / folder, out, force)
 
 
 def analyze(
@@ -42,9 +76,10 @@ def analyze(
     offset: int | None = None,
     metrics: MetricsSettings | None = None,
 ) -> dict[str, Any]:
-    rng = np.random.default_rng([seed, 0xA7A])
+    # Every random choice has a stream of its own (named below), so --pairs changes the
+    # sampled pairs and nothing else: the MAT of a pattern depends on the fabric and the seed.
     fabric = compiled.fabric
-    sampled = sample_pairs(fabric.nr, pairs, rng)
+    sampled = sample_pairs(np.arange(fabric.nr), pairs, stream(seed, DIVERSITY_PAIRS))
     diversity = pair_diversity(fabric, compiled.next_hop, compiled.dist[0], sampled)
     throughput: dict[str, dict[str, float]] = {}
     task = (
@@ -53,6 +88,7 @@ def analyze(
         else None
     )
     for pattern in patterns:
+        rng = stream(seed, traffic_stream(pattern))
         demand = switch_demand(fabric, host_pairs(fabric, pattern, rng, offset))
         throughput[pattern] = {}
         for scheme in schemes:
@@ -257,6 +293,9 @@ def analyze_command(
     worst: int = typer.Option(
         10, "--worst", min=0, help="Worst single failures named (--failures)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace --results DIR even if fatpaths did not write it."
+    ),
 ) -> None:
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
     from fatpaths_cfg.commands import run_or_exit
@@ -272,12 +311,12 @@ def analyze_command(
         from fatpaths_cfg.analysis.failure_report import FailureStudy
 
         study = FailureStudy(k_max, samples, seed, random_kind, worst)
-        failures_command(compiled, results or out / "failures", study)
+        failures_command(compiled, _place(out, results, "failures", force), study)
         return
     if planes:
         planes_command(
             compiled,
-            results or out / "planes",
+            _place(out, results, "planes", force),
             plane_schemes,
             k_values,
             failure_shares,
@@ -287,7 +326,11 @@ def analyze_command(
         return
     if convergence:
         convergence_command(
-            compiled, results or out / "convergence", permutations, seed, max_iterations
+            compiled,
+            _place(out, results, "convergence", force),
+            permutations,
+            seed,
+            max_iterations,
         )
         return
     pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
@@ -303,8 +346,9 @@ def analyze_command(
                 style="red",
             )
             raise typer.Exit(2)
-    target = results or out / "analysis"
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    place = _place(out, results, "analysis", force)
+    target = place.target
+    run_or_exit(place.check)
     settings = MetricsSettings(
         pairs=pairs,
         quadruples=quadruples,
@@ -325,7 +369,7 @@ def analyze_command(
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
     tree.add_bytes("path_metrics.png", metrics_plot(result["path_metrics"], result["fabric"]))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
     for scheme in scheme_list:
@@ -350,7 +394,7 @@ def analyze_command(
 
 
 def convergence_command(
-    compiled: LoadedCompiled, target: Path, permutations: int, seed: int, max_iterations: int
+    compiled: LoadedCompiled, place: ResultsPlace, permutations: int, seed: int, max_iterations: int
 ) -> None:
     from fatpaths_cfg.analysis.convergence_report import (
         clos_shape_of,
@@ -363,7 +407,8 @@ def convergence_command(
 
     fabric_json = str(compiled.directory / "fabric.json")
     n, r, m = run_or_exit(lambda: clos_shape_of(compiled.fabric, fabric_json))
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    target = place.target
+    run_or_exit(place.check)
     points = convergence_sweep(
         n, r, m, permutations, seed, max_iterations, lambda pt: print(point_line(pt), flush=True)
     )
@@ -381,7 +426,7 @@ def convergence_command(
         },
     )
     tree.add_bytes("convergence.png", convergence_plot(points, compiled.fabric.name))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     if m < n:
         print(f"warning: m={m} < n={n}: full-rate flows (p=1) cannot be routed without a bad link")
     print(f"wrote {target / 'convergence.json'} and {target / 'convergence.png'}")
@@ -401,7 +446,7 @@ def _numbers(text: str, flag: str, kind: type[int] | type[float]) -> list[Any]:
 
 def planes_command(
     compiled: LoadedCompiled,
-    target: Path,
+    place: ResultsPlace,
     schemes: str,
     k_values: str,
     failure_shares: str,
@@ -415,7 +460,7 @@ def planes_command(
         study_planes,
     )
     from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
-    from fatpaths_cfg.analysis.planes import plane_next_hops, plane_set_from_fabric
+    from fatpaths_cfg.analysis.planes import plane_next_hops
     from fatpaths_cfg.commands import run_or_exit
 
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
@@ -432,8 +477,9 @@ def planes_command(
     if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
         console.print("error: --k values must be >= 1 and --failure-shares in [0, 1]", style="red")
         raise typer.Exit(2)
-    plane_set, members = plane_set_from_fabric(compiled.fabric)
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    plane_set, members = run_or_exit(lambda: _plane_set(compiled))
+    target = place.target
+    run_or_exit(place.check)
     study = PlaneStudy(PLANE_PATTERNS, tuple(scheme_list), tuple(ks), tuple(shares), trials, seed)
     result = study_planes(
         plane_set,
@@ -446,7 +492,7 @@ def planes_command(
     tree.add_json("planes.json", result)
     title = f"{plane_set.name}: {plane_set.planes} plane(s), {plane_set.hosts} hosts, seed {seed}"
     tree.add_bytes("planes.png", planes_plot([result], title))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     for point in result["hops_under_failures"]:
         console.print(
             f"{point['share']:.0%} links failed: mean hop count "
@@ -455,7 +501,24 @@ def planes_command(
     console.print(f"wrote {target / 'planes.json'} and {target / 'planes.png'}", markup=False)
 
 
-def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy) -> None:
+def _plane_set(compiled: LoadedCompiled) -> tuple[PlaneSet, list[np.ndarray]]:
+    """The fabric as planes, or a user error naming what the plane analysis cannot take (a
+    plane mixing link speeds, a host without an uplink per plane)."""
+    from fatpaths_cfg.analysis.planes import plane_set_from_fabric
+    from fatpaths_cfg.errors import UserErrors
+
+    try:
+        return plane_set_from_fabric(compiled.fabric)
+    except ValueError as exc:
+        raise UserErrors.single(
+            str(compiled.directory / "fabric.json"),
+            "",
+            str(exc),
+            "--planes analyses fabrics whose planes each run one link speed",
+        ) from None
+
+
+def failures_command(compiled: LoadedCompiled, place: ResultsPlace, study: FailureStudy) -> None:
     from fatpaths_cfg.analysis.failure_report import (
         backup_lines,
         failures_plot,
@@ -484,7 +547,8 @@ def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy
             markup=False,
         )
         raise typer.Exit(2)
-    run_or_exit(lambda: check_output_target(target, "analyze"))
+    target = place.target
+    run_or_exit(place.check)
     with make_progress(console=make_console(stderr=True)) as progress:
         tasks: dict[str, Any] = {}
 
@@ -497,7 +561,7 @@ def failures_command(compiled: LoadedCompiled, target: Path, study: FailureStudy
     tree = OutputTree("analyze")
     tree.add_json_records("failures.json", result)
     tree.add_bytes("failures.png", failures_plot(result))
-    run_or_exit(lambda: tree.commit(target))
+    run_or_exit(lambda: place.commit(tree))
     for line in [*summary_lines(result), *worst_lines(result), *backup_lines(result)]:
         console.print(line, markup=False, highlight=False)
     console.print(f"wrote {target / 'failures.json'} and {target / 'failures.png'}", markup=False)

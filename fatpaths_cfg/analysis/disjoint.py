@@ -18,7 +18,6 @@ the number of paths; past the cap the caller gets None and reports the greedy bo
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -30,9 +29,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
+from fatpaths_cfg.analysis.paths import Link, Path, greedy_disjoint, links_of
 
-Path = tuple[int, ...]
-Link = tuple[int, int]
 UNREACHABLE = np.iinfo(np.int32).max // 2
 # HiGHS proves these small programmes optimal in milliseconds; the limit only stops a
 # pathological sample from stalling `analyze`, and such a result is reported as not exact.
@@ -67,10 +65,6 @@ class Graph:
     def from_edges(cls, nr: int, edges: Iterable[tuple[int, int]]) -> Graph:
         rows = sorted({(min(u, v), max(u, v)) for u, v in edges})
         return cls(nr, np.array(rows, dtype=np.int64).reshape(-1, 2))
-
-
-def links_of(path: Path) -> set[Link]:
-    return {(min(u, v), max(u, v)) for u, v in itertools.pairwise(path)}
 
 
 def enumerate_paths(
@@ -139,18 +133,6 @@ def _bfs_path(
     return None
 
 
-def greedy_disjoint_paths(paths: Sequence[Path]) -> int:
-    """Pairwise link-disjoint paths picked shortest first from a candidate set (a lower bound)."""
-    used: set[Link] = set()
-    chosen = 0
-    for path in sorted(set(paths), key=lambda p: (len(p), p)):
-        links = links_of(path)
-        if not links & used:
-            used |= links
-            chosen += 1
-    return chosen
-
-
 def end_link_bound(paths: Sequence[Path]) -> int:
     """Distinct first links, or distinct last links, whichever is fewer.
 
@@ -171,7 +153,7 @@ def max_disjoint_paths(paths: Sequence[Path]) -> int | None:
     unique = sorted(set(paths), key=lambda p: (len(p), p))
     if not unique:
         return 0
-    if greedy_disjoint_paths(unique) == end_link_bound(unique):
+    if greedy_disjoint(unique) == end_link_bound(unique):
         return end_link_bound(unique)
     incidence = _incidence(unique)  # links x paths
     return _solve_binary(
@@ -187,7 +169,7 @@ def min_length_bounded_cut(paths: Sequence[Path]) -> int | None:
     unique = sorted(set(paths), key=lambda p: (len(p), p))
     if not unique:
         return 0
-    if greedy_disjoint_paths(unique) == end_link_bound(unique):
+    if greedy_disjoint(unique) == end_link_bound(unique):
         return end_link_bound(unique)
     incidence = _incidence(unique).T.tocsc()  # paths x links
     return _solve_binary(

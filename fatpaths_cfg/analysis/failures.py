@@ -23,7 +23,6 @@ segments.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.fabric import Fabric
+from fatpaths_cfg.stable_hash import stream
 
 # What random failures fail: cables (the default), switches, or either from one pool.
 RANDOM_KINDS = ("cables", "switches", "any")
@@ -463,12 +463,6 @@ def random_pool(index: PathIndex, kind: str) -> np.ndarray:
     last = index.cables if kind == "cables" else index.elements
     pool = np.arange(first, last)
     return pool[np.argsort(np.array(index.names[first:last]), kind="stable")]
-
-
-def stream(seed: int, name: str) -> np.random.Generator:
-    """A random stream of its own for the choice `name`, from one seed."""
-    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
-    return np.random.default_rng(np.random.SeedSequence([seed, key]))
 
 
 def random_failures(

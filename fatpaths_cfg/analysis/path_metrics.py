@@ -24,15 +24,20 @@ import numpy as np
 
 from fatpaths_cfg.analysis.disjoint import (
     Graph,
-    Path,
     enumerate_paths,
     greedy_disjoint_in_graph,
-    greedy_disjoint_paths,
     max_disjoint_paths,
     min_length_bounded_cut,
 )
+from fatpaths_cfg.analysis.paths import Path, greedy_disjoint, sample_pairs, walk
+from fatpaths_cfg.stable_hash import stream
+from fatpaths_cfg.traffic_patterns import derangement
 
 LAYER_SETS = ("topology", "minimal", "layers")
+# The named random streams of the metrics (see `fatpaths_cfg.stable_hash.stream`).
+METRICS_PAIRS = "analyze.metrics.pairs"
+METRICS_QUADRUPLES = "analyze.metrics.quadruples"
+METRICS_COLLISIONS = "analyze.metrics.collision-permutations"
 
 
 @dataclass(frozen=True)
@@ -72,16 +77,6 @@ class RoutedNetwork:
         return int(self.graph.dist[np.ix_(s, s)].max())
 
 
-def layer_path(next_hop: np.ndarray, a: int, b: int) -> Path | None:
-    path = [a]
-    while path[-1] != b:
-        nxt = int(next_hop[path[-1], b])
-        if nxt < 0 or len(path) > next_hop.shape[0]:
-            return None
-        path.append(nxt)
-    return tuple(path)
-
-
 def routed_paths(
     net: RoutedNetwork,
     layer_set: str,
@@ -117,7 +112,7 @@ def _shortest_paths(
 
 
 def _layer_paths(net: RoutedNetwork, a: int, b: int, max_hops: int) -> list[Path]:
-    found = (layer_path(net.next_hop[layer], a, b) for layer in range(net.next_hop.shape[0]))
+    found = (walk(net.next_hop[layer], a, b) for layer in range(net.next_hop.shape[0]))
     return [p for p in found if p is not None and len(p) - 1 <= max_hops]
 
 
@@ -147,7 +142,7 @@ def count_disjoint(
     if paths is None:
         return None
     # A routed set has at most a few paths per pair, so its exact value is always affordable.
-    return DisjointCount(greedy_disjoint_paths(paths), max_disjoint_paths(paths), None)
+    return DisjointCount(greedy_disjoint(paths), max_disjoint_paths(paths), None)
 
 
 def interference(
@@ -158,18 +153,6 @@ def interference(
     if to_b is None or to_d is None or to_both is None:
         return None
     return to_b + to_d - to_both
-
-
-def sample_pairs(
-    switches: np.ndarray, count: int, rng: np.random.Generator
-) -> list[tuple[int, int]]:
-    """Ordered pairs of distinct switches: all of them when there are at most `count`."""
-    n = len(switches)
-    if n * (n - 1) <= count:
-        return [(int(a), int(b)) for a in switches for b in switches if a != b]
-    first = rng.integers(n, size=count)
-    second = (first + rng.integers(1, n, size=count)) % n
-    return [(int(switches[i]), int(switches[j])) for i, j in zip(first, second, strict=True)]
 
 
 def sample_quadruples(
@@ -300,7 +283,7 @@ def total_network_load(net: RoutedNetwork, layer_set: str) -> dict[str, Any]:
                 for b in s.tolist():
                     if a == b:
                         continue
-                    path = layer_path(net.next_hop[layer], a, b)
+                    path = walk(net.next_hop[layer], a, b)
                     if path is None:
                         unreachable += 1
                     else:
@@ -319,13 +302,6 @@ def total_network_load(net: RoutedNetwork, layer_set: str) -> dict[str, Any]:
         "tnl_per_host": round(tnl / len(net.host_switch), 4),
         "unreachable_pairs": unreachable,
     }
-
-
-def random_derangement(n: int, rng: np.random.Generator) -> np.ndarray:
-    while True:
-        perm = rng.permutation(n)
-        if not (perm == np.arange(n)).any():
-            return perm
 
 
 def collision_histogram(
@@ -361,11 +337,14 @@ def collision_histogram(
 
 def path_metrics(net: RoutedNetwork, settings: MetricsSettings) -> dict[str, Any]:
     """Every measure for every layer set, l = D..D+2; the JSON `analyze` writes."""
-    rng = np.random.default_rng([settings.seed, 0xC1])
+    # One stream per choice, so --pairs changes the pairs and nothing else.
+    seed = settings.seed
     switches = net.host_switches
-    pairs = sample_pairs(switches, settings.pairs, rng)
-    quads = sample_quadruples(switches, settings.quadruples, rng)
-    perms = [random_derangement(len(net.host_switch), rng) for _ in range(settings.permutations)]
+    sampled = sample_pairs(switches, settings.pairs, stream(seed, METRICS_PAIRS))
+    pairs = [(a, b) for a, b in sampled.tolist()]
+    quads = sample_quadruples(switches, settings.quadruples, stream(seed, METRICS_QUADRUPLES))
+    collisions = stream(seed, METRICS_COLLISIONS)
+    perms = [derangement(len(net.host_switch), collisions) for _ in range(settings.permutations)]
     diameter = net.diameter
     lengths = [diameter, diameter + 1, diameter + 2]
     radix = 2 * len(net.graph.edges) / net.graph.nr

@@ -26,14 +26,14 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
+from fatpaths_cfg.analysis.paths import Path, layer_paths
 from fatpaths_cfg.analysis.planes import (
-    Path,
     PlaneSet,
-    layer_paths,
     neighbours,
     nested_shortest_paths,
     shortest_paths,
 )
+from fatpaths_cfg.traffic_patterns import derangement
 
 PLANE_SCHEMES = ("mcf", "ecmp", "ksp", "ksp-total", "fatpaths")
 ECMP_PATH_LIMIT = 64
@@ -86,11 +86,8 @@ def host_pattern(planes: PlaneSet, pattern: str, seed: int) -> np.ndarray:
         src, dst = np.nonzero(~np.eye(n, dtype=bool))
         return np.stack([src, dst], axis=1).astype(np.int64)
     if pattern == "permutation":
-        rng = np.random.default_rng([seed, 0x9E7])
-        while True:
-            dst = rng.permutation(n)
-            if n < 2 or not np.any(dst == np.arange(n)):
-                return np.stack([np.arange(n), dst], axis=1).astype(np.int64)
+        dst = derangement(n, np.random.default_rng([seed, 0x9E7]))
+        return np.stack([np.arange(n), dst], axis=1).astype(np.int64)
     raise ValueError(f"unknown pattern {pattern!r} (all-to-all or permutation)")
 
 

@@ -15,11 +15,11 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from fatpaths_cfg.analysis.paths import Path
 from fatpaths_cfg.fabric import Fabric
 from fatpaths_cfg.topologies import generate
 
 IntArray = np.ndarray
-Path = tuple[int, ...]
 
 # Simple paths of one length collected before ranking ties; bounds the work on long detours.
 _TIE_POOL = 4096
@@ -177,22 +177,6 @@ def shortest_paths(
     if not np.isfinite(dist_to_t[s]):
         return []
     return simple_paths_within(around, dist_to_t, s, t, int(dist_to_t[s]), limit)
-
-
-def layer_paths(next_hop: np.ndarray, s: int, t: int) -> list[Path]:
-    """The distinct s-t paths of FatPaths layers (`next_hop[l, switch, destination]`)."""
-    unique: list[Path] = []
-    for layer in range(next_hop.shape[0]):
-        path = [s]
-        while path[-1] != t and len(path) <= next_hop.shape[1]:
-            hop = int(next_hop[layer, path[-1], t])
-            if hop < 0:
-                break
-            path.append(hop)
-        walked = tuple(path)
-        if path[-1] == t and walked not in unique:
-            unique.append(walked)
-    return unique
 
 
 def plane_set_from_fabric(fabric: Fabric) -> tuple[PlaneSet, list[np.ndarray]]:

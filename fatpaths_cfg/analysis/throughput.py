@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
+from fatpaths_cfg.analysis.paths import Path, layer_paths, walk
 from fatpaths_cfg.fabric import Fabric
 
 SCHEMES = ("fatpaths", "minimal", "ecmp")
@@ -29,28 +30,18 @@ class ThroughputResult:
     max_link_utilisation: float
 
 
-def _walk(next_hop: np.ndarray, s: int, t: int) -> list[int] | None:
-    path = [s]
-    while path[-1] != t:
-        nxt = int(next_hop[path[-1], t])
-        if nxt < 0 or len(path) > next_hop.shape[0]:
-            return None
-        path.append(nxt)
-    return path
-
-
 def _shortest_paths(
     dist: np.ndarray, neighbours: list[np.ndarray], s: int, t: int, limit: int
-) -> list[list[int]]:
+) -> list[Path]:
     """Up to `limit` shortest s-t paths (ECMP's candidate set), in a fixed order."""
-    paths: list[list[int]] = []
+    paths: list[Path] = []
 
     def extend(path: list[int]) -> None:
         if len(paths) >= limit:
             return
         node = path[-1]
         if node == t:
-            paths.append(list(path))
+            paths.append(tuple(path))
             return
         for nb in neighbours[node]:
             if dist[nb, t] == dist[node, t] - 1:
@@ -70,16 +61,11 @@ def candidate_paths(
     s: int,
     t: int,
     ecmp_limit: int = 16,
-) -> list[list[int]]:
+) -> list[Path]:
     if scheme == "fatpaths":
-        found = [_walk(next_hop[layer], s, t) for layer in range(next_hop.shape[0])]
-        unique: list[list[int]] = []
-        for path in found:
-            if path is not None and path not in unique:
-                unique.append(path)
-        return unique
+        return layer_paths(next_hop, s, t)
     if scheme == "minimal":
-        path = _walk(next_hop[0], s, t)
+        path = walk(next_hop[0], s, t)
         return [path] if path is not None else []
     if scheme == "ecmp":
         neighbours = [

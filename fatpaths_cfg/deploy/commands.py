@@ -17,8 +17,8 @@ from fatpaths_cfg.console import make_console
 
 if TYPE_CHECKING:
     from fatpaths_cfg.deploy.cabling import CablingProblem
-    from fatpaths_cfg.deploy.devices import Access, DeviceBook
-    from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, SwitchResult
+    from fatpaths_cfg.deploy.devices import DeviceBook
+    from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, DeployTarget, SwitchResult
 
 console = make_console()
 STATUS_STYLE = {
@@ -107,24 +107,16 @@ def print_uncut(table: Table) -> None:
     console.print(table, width=max(console.width, needed), crop=False)
 
 
-def access_options(
-    username: str | None,
-    port: int | None,
-    password_env: str | None,
-    password_file: Path | None,
-    key_file: Path | None,
-    **paths: str | None,
-) -> Access:
-    from fatpaths_cfg.deploy.devices import Access
-
-    return Access(
-        username=username,
-        port=port,
-        password_env=password_env,
-        password_file=str(password_file) if password_file else None,
-        key_file=str(key_file) if key_file else None,
-        **paths,
-    )
+def show_addresses(targets: list[DeployTarget]) -> None:
+    """Before a dry run dials anything: each switch's address and where it came from, so a
+    devices file meant for a lab is seen not to reach the real fabric."""
+    for target in targets:
+        console.print(
+            f"{target.name}: {target.access.address} from {target.access.origin}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def deploy_command(
@@ -200,19 +192,21 @@ def deploy_command(
 ) -> None:
     """Push compiled configs: diff against the running config, commit, read the routing tables
     back (prefixes and next hops), roll a switch back on any difference."""
-    from fatpaths_cfg.deploy.devices import load_device_book
+    from fatpaths_cfg.deploy.devices import access_from_flags, load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions, confirm, deploy
 
-    cli = access_options(
-        username,
-        port,
-        password_env,
-        password_file,
-        key_file,
-        frr_dir=frr_dir,
-        state_dir=state_dir,
-        vty_socket=vty_socket,
-        lldp_socket=lldp_socket,
+    cli = run_or_exit(
+        lambda: access_from_flags(
+            username,
+            port,
+            password_env,
+            password_file,
+            key_file,
+            frr_dir=frr_dir,
+            state_dir=state_dir,
+            vty_socket=vty_socket,
+            lldp_socket=lldp_socket,
+        )
     )
     book = run_or_exit(lambda: load_device_book(devices, cli))
     options = DeployOptions(
@@ -238,7 +232,16 @@ def deploy_command(
             report = run_or_exit(lambda: confirm(out, names, book, options, parallel))
         else:
             report = run_or_exit(
-                lambda: deploy(out, names, book, options, parallel, show, check_cabling)
+                lambda: deploy(
+                    out,
+                    names,
+                    book,
+                    options,
+                    parallel,
+                    show,
+                    check_cabling,
+                    show_addresses if dry_run else None,
+                )
             )
     print_report(report, "confirm" if confirm_commit else "deploy")
     if not report.ok:

@@ -17,9 +17,12 @@ import yaml
 from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.console import make_console
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
+from fatpaths_cfg.output import check_owned_file, write_owned_file
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 console = make_console()
+# First line of every inventory discover writes: what lets a rerun replace it.
+DISCOVERED_INVENTORY = "# Written by fatpaths discover:"
 Endpoint = tuple[str, str]
 
 
@@ -122,6 +125,14 @@ def read_neighbours(
     return {n: a for n, a in answers.items() if not isinstance(a, str)}
 
 
+def check_discovered_target(output: Path, devices: Path, force: bool) -> None:
+    if output.resolve() == devices.resolve():
+        raise UserErrors.single(
+            output, "", "is the devices file being read", "write the inventory elsewhere with -o"
+        )
+    check_owned_file(output, DISCOVERED_INVENTORY, force)
+
+
 def known_platform(value: str) -> str:
     if value not in PLATFORMS:
         raise typer.BadParameter(f"unknown platform {value!r}; one of {', '.join(PLATFORMS)}")
@@ -147,22 +158,28 @@ def discover_command(
     lldp_socket: str | None = typer.Option(None, "--lldp-socket"),
     timeout: int = typer.Option(30, "--timeout"),
     parallel: int = typer.Option(4, "--parallel", min=1),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite -o FILE even if fatpaths did not write it."
+    ),
 ) -> None:
     """Read LLDP neighbours from the switches and write them as a wiring inventory."""
-    from fatpaths_cfg.deploy.commands import access_options
-    from fatpaths_cfg.deploy.devices import load_device_book
+    from fatpaths_cfg.deploy.devices import access_from_flags, load_device_book
     from fatpaths_cfg.deploy.push import DeployOptions
 
-    cli = access_options(
-        username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
+    cli = run_or_exit(
+        lambda: access_from_flags(
+            username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
+        )
     )
     book = run_or_exit(lambda: load_device_book(devices, cli))
+    # Checked before any switch is dialled; written only once every answer is in.
+    run_or_exit(lambda: check_discovered_target(output, devices, force))
     options = DeployOptions(timeout=timeout, known_hosts=known_hosts)
     neighbours = run_or_exit(lambda: read_neighbours(book, platform, options, parallel))
     data = wiring(name, platform, neighbours)
-    output.write_text(
-        yaml.safe_dump(data, sort_keys=False, default_flow_style=None), encoding="utf-8"
-    )
+    text = f"{DISCOVERED_INVENTORY} LLDP neighbours of the switches in {devices.name}\n"
+    text += yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+    run_or_exit(lambda: write_owned_file(output, text, DISCOVERED_INVENTORY, force))
     console.print(
         f"{output}: {len(data['switches'])} switches, {len(data['links'])} links, "
         f"{len(data['hosts'])} hosts",

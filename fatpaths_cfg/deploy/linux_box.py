@@ -390,6 +390,37 @@ class LinuxBoxDriver(NetworkDriver):
             self.arm_revert_timer(revert_in)
         self.discard_config()
 
+    def install_candidate(self) -> None:
+        """Put the staged files in place without applying them, for a device that already runs
+        them: after an ordered deploy's rounds every route is in place, and a reload would only
+        redo that work. The running state is read first and must equal the candidate; the
+        rollback copy is saved as by a commit."""
+        if self._candidate is None:
+            raise CommitError("no candidate loaded (call load_replace_candidate first)")
+        candidate = self._candidate
+        try:
+            state = self.read_state()
+            drift = self.diff_against(state, candidate)
+            if drift:
+                changed = [
+                    line
+                    for line in drift.splitlines()
+                    if line[:1] in "+-" and not line.startswith(("+++", "---"))
+                ]
+                raise CommitRefused(
+                    "the device does not run the candidate (" + ", ".join(changed[:3]) + "), so "
+                    "installing it alone would leave files and running state apart"
+                )
+            # One round trip: on a loaded machine each costs more than the work it carries.
+            self.run_script(
+                self.rollback_script(state, candidate)
+                + " && "
+                + self.install_files(self.candidate_dir)
+            )
+        except RemoteCommandError as exc:
+            raise CommitError(f"could not install the files: {exc}") from exc
+        self.discard_config()
+
     def apply_commands(self, source_dir: str, state: DeviceState, script: str) -> str:
         """Install the files of source_dir and apply them, removing kernel items they lack."""
         stale = self.kernel_items(state, self.ports_for(script)) - script_items(script)
@@ -424,6 +455,11 @@ class LinuxBoxDriver(NetworkDriver):
     # -- rollback -----------------------------------------------------------------------------
 
     def save_rollback(self, state: DeviceState, candidate: dict[str, str]) -> None:
+        self.run_script(self.rollback_script(state, candidate))
+
+    def rollback_script(self, state: DeviceState, candidate: dict[str, str]) -> str:
+        """Save what runs (files, kernel items, what else the platform restores) as the rollback
+        copy, replaced in one rename so that a copy is always whole."""
         new = self.rollback_dir + ".new"
         quoted = shlex.quote(new)
         lines = [f"rm -rf {quoted}", f"mkdir -p {quoted}"]
@@ -446,7 +482,7 @@ class LinuxBoxDriver(NetworkDriver):
             f"rm -rf {shlex.quote(self.rollback_dir)} && mv {quoted} "
             f"{shlex.quote(self.rollback_dir)}"
         )
-        self.run_script(" && ".join(lines))
+        return " && ".join(lines)
 
     def saved_extra(self, state: DeviceState) -> dict[str, bytes]:
         """Whatever else a platform must restore (FRR: its running config), by relative path."""

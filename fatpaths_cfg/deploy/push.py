@@ -52,9 +52,6 @@ class DeployOptions:
     timeout: int = 30
     verify_timeout: float = 15.0
     known_hosts: Path | None = None
-    # Commit even when the running config already equals the candidate: after an ordered
-    # deploy's rounds the routes run as compiled, but the files on the device are the old ones.
-    install_unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -339,7 +336,7 @@ def _load_commit_verify(
     if not options.commit:
         result.status = "staged"
         return
-    if not result.diff and not options.install_unchanged:
+    if not result.diff:
         driver.discard_config()
         problem = verify_device(driver, target, options, result)
         result.status, result.detail = ("failed", problem) if problem else ("unchanged", "")
@@ -442,8 +439,11 @@ def deploy(
     parallel: int = 4,
     on_result: Callable[[SwitchResult], None] | None = None,
     cabling_first: bool = False,
+    on_targets: Callable[[list[DeployTarget]], None] | None = None,
 ) -> DeployReport:
     targets, skipped = plan_targets(out, limit, book)
+    if on_targets is not None:
+        on_targets(targets)
     report = DeployReport(skipped=skipped)
     if cabling_first:
         results, report.cabling = check_cabling(targets, options, parallel)

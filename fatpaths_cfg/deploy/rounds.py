@@ -5,8 +5,9 @@ commands, linux: `ip route replace`), every switch is read back, each touched sw
 exactly the round's routes, and the read-back tables of the whole fabric are walked: only then
 does the next round start. A failure undoes the rounds in reverse (every state passed through is
 one the plan proved) and the fabric is walked again; `hold` keeps the last verified round. At
-the end the whole compiled files are committed as by a plain deploy (the routes are already in
-place, so the reload changes no route) and the fabric is walked once more.
+the end every switch gets its compiled files: installed without a reload where the switch already
+runs them (the routes went in round by round), committed whole where it runs anything else; the
+running state is read back against the files and the fabric is walked once more.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fatpaths_cfg.deploy.devices import DeviceBook
+from fatpaths_cfg.deploy.linux_box import CommitRefused
 from fatpaths_cfg.deploy.live import Addressing, live_fabric, route_lines, table_of
 from fatpaths_cfg.deploy.push import (
     DeployOptions,
     DeployReport,
     DeployTarget,
-    deploy,
+    SwitchResult,
     driver_for,
     plan_targets,
 )
@@ -40,6 +42,8 @@ from fatpaths_cfg.plan.view import RouteView
 
 # Platforms whose driver changes single routes; the others replace whole configs only.
 ORDERED_PLATFORMS = ("frr", "linux")
+# Switches a round pushes to and reads back at once (see _Fabric.pool).
+WIDE = 16
 EXIT_ROLLED_BACK = 1
 EXIT_ROLLBACK_UNVERIFIED = 3
 
@@ -80,15 +84,19 @@ def _lines_of(view: RouteView, layer: int, switch: str, dest: str, hop: str) -> 
     return [line for line in written if line is not None]
 
 
-def frr_commands(add: list[RouteLine], remove: list[RouteLine], vtysh: Callable[..., str]) -> str:
-    """One vtysh call: the new routes first, then the old ones go (make before break: either
-    state of the switch is one the plan proved)."""
-    args = ["-c", "configure terminal"]
-    for family, prefix, hop in add:
-        args += ["-c", f"{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}"]
-    for family, prefix, hop in remove:
-        args += ["-c", f"no {'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}"]
-    return str(vtysh(*args))
+def frr_commands(add: list[RouteLine], remove: list[RouteLine]) -> bytes:
+    """The round's lines for `vtysh -f` on standard input: the new routes first, then the old
+    ones go (make before break: either state of the switch is one the plan proved). One file
+    rather than a `-c` per line: vtysh then talks to the daemons once per line, not per call,
+    and the round's push takes half the time in the lab benchmark."""
+    lines = [
+        f"{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}" for family, prefix, hop in add
+    ]
+    lines += [
+        f"no {'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}"
+        for family, prefix, hop in remove
+    ]
+    return "".join(f"{line}\n" for line in lines).encode()
 
 
 def linux_script(add: list[RouteLine], remove: list[RouteLine]) -> str:
@@ -145,20 +153,29 @@ class _Fabric:
         self.both = (self.old_hops >= 0) & (self.new_hops >= 0)
 
     def pool(self, work: Callable[[str], Any], names: list[str]) -> list[Any]:
-        with ThreadPoolExecutor(max_workers=max(1, self.parallel)) as pool:
+        # Every session is open already and each step is one short command on it: a round goes
+        # to up to WIDE switches at once (or --parallel, if that is higher).
+        with ThreadPoolExecutor(max_workers=max(1, self.parallel, WIDE)) as pool:
             return list(pool.map(work, names))
 
     def open(self) -> dict[str, str]:
+        """Connect to every switch and stage its compiled files: a file the device rejects
+        refuses the deploy before any route moves, and the last step only installs them."""
         failed: dict[str, str] = {}
 
         def one(name: str) -> None:
-            driver = driver_for(self.targets[name], self.options)
+            target = self.targets[name]
+            driver = driver_for(target, self.options)
             try:
                 driver.open()
             except Exception as exc:  # any driver's connect error fails this switch
                 failed[name] = f"connect: {exc}"
                 return
             self.drivers[name] = driver
+            try:
+                driver.load_replace_candidate(filename=str(target.config))
+            except Exception as exc:  # the device refuses NEW's files: nothing may move
+                failed[name] = f"candidate rejected: {exc}"
 
         self.pool(one, sorted(self.targets))
         return failed
@@ -167,6 +184,8 @@ class _Fabric:
         for driver in self.drivers.values():
             # Closing a dead session must not hide the deploy's outcome.
             with contextlib.suppress(Exception):
+                if getattr(driver, "_candidate_loaded", False):
+                    driver.discard_config()  # a deploy that stopped leaves nothing staged
                 driver.close()
 
     def expected(self, state: np.ndarray, name: str) -> RouteTable:
@@ -235,6 +254,47 @@ class _Fabric:
             problems.setdefault(name, f"routes no compile has: {', '.join(lines[:3])}")
         return problems, proof
 
+    def commit_files(self) -> DeployReport:
+        """After the last round: every switch gets its compiled files, on the sessions the rounds
+        opened. A switch that runs them already (its routes went in round by round) has them
+        installed without a reload; one that runs anything else gets a whole commit. Either way
+        the running state is then read back against the installed files."""
+        report = DeployReport()
+
+        def one(name: str) -> SwitchResult:
+            target = self.targets[name]
+            result = SwitchResult(name, target.platform, target.mgmt)
+            started = time.monotonic()
+            driver = self.drivers.get(name)
+            if driver is None:
+                result.detail = "not connected"
+                return result
+            how = "installed without a reload"
+            try:
+                try:
+                    driver.install_candidate()
+                except CommitRefused as refused:
+                    how = f"committed with a reload: {refused}"
+                    driver.commit_config()
+                drift = driver.installed_drift()
+            except Exception as exc:  # the device refused or could not be read: this switch failed
+                result.detail = f"{type(exc).__name__}: {exc}"
+            else:
+                changed = [
+                    line
+                    for line in drift.splitlines()
+                    if line[:1] in "+-" and not line.startswith(("+++", "---"))
+                ]
+                result.status = "failed" if drift else "committed"
+                result.detail = (
+                    f"running differs from installed: {', '.join(changed[:3])}" if drift else how
+                )
+            result.seconds = round(time.monotonic() - started, 1)
+            return result
+
+        report.results = self.pool(one, sorted(self.targets))
+        return report
+
     def push(self, steps_round: Round, undo: bool) -> dict[str, str]:
         """Apply one round's steps (or their inverse) on every switch they touch, at once."""
         by_switch: dict[str, tuple[list[RouteLine], list[RouteLine]]] = {}
@@ -269,7 +329,9 @@ class _Fabric:
             add, remove = by_switch[name]
             try:
                 if self.targets[name].platform == "frr":
-                    driver.run(frr_commands(add, remove, driver.vtysh))
+                    # vtysh -f exits 2 on any line it refuses (it goes on with the rest): the
+                    # switch failed this round, and the read-back shows where it stands.
+                    driver.run(driver.vtysh("-f", "/dev/stdin"), stdin=frr_commands(add, remove))
                 else:
                     driver.run_script(linux_script(add, remove))
             except Exception as exc:  # the device refused: this round failed on it
@@ -310,7 +372,7 @@ def ordered_deploy(
         )
     fabric = _Fabric(plan, old_view, new_view, targets, options, parallel)
     try:
-        return _run(fabric, report, on_failure, on_round, before_round, new, book, options)
+        return _run(fabric, report, on_failure, on_round, before_round)
     finally:
         fabric.close()
 
@@ -321,16 +383,15 @@ def _run(
     on_failure: str,
     on_round: Callable[[RoundResult], None] | None,
     before_round: Callable[[int], None] | None,
-    new: Path,
-    book: DeviceBook,
-    options: DeployOptions,
 ) -> OrderedReport:
+    began = time.monotonic()
     failed = fabric.open()
     rounds = fabric.update.rounds
     states = [fabric.old_hops, *fabric.update.states]
-    start = RoundResult(-1, "read OLD", False, sorted(fabric.targets), failed)
+    start = RoundResult(-1, "stage NEW, read OLD", False, sorted(fabric.targets), failed)
     problems, start.proof = fabric.settle(states[0], sorted(fabric.drivers))
     start.failed.update(problems)
+    start.seconds = round(time.monotonic() - began, 1)
     report.rounds.append(start)
     if on_round:
         on_round(start)
@@ -367,13 +428,13 @@ def _run(
             report.outcome, report.state = "rolled back", "OLD"
             report.exit_code = EXIT_ROLLED_BACK
         return report
-    # Every route is where NEW has it: the whole files go in (no route changes in the reload).
-    report.final = deploy(
-        new, None, book, replace(options, install_unchanged=True), fabric.parallel
-    )
+    # Every route is where NEW has it: the files go in.
+    started = time.monotonic()
+    report.final = fabric.commit_files()
     final = RoundResult(rounds[-1].number + 1, "commit files", False, sorted(fabric.targets))
     problems, final.proof = fabric.settle(states[-1], sorted(fabric.drivers), final_state=True)
     final.failed = problems | {r.name: r.detail for r in report.final.results if not r.ok}
+    final.seconds = round(time.monotonic() - started, 1)
     report.rounds.append(final)
     if on_round:
         on_round(final)

@@ -71,6 +71,15 @@ def _ip_address_text(value: str) -> str:
 IPAddressText = Annotated[str, AfterValidator(_ip_address_text)]
 
 
+def _ip_network_text(value: str) -> str:
+    ipaddress.ip_network(value)  # ValueError names the bad value
+    return value
+
+
+# An IPv4 or IPv6 network (a management pool of the inventory or of a devices file).
+IPNetworkText = Annotated[str, AfterValidator(_ip_network_text)]
+
+
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -233,15 +242,8 @@ class MgmtSpec(StrictModel):
     fabrics have no per-switch entries): a per-switch map first, then the pool, where switch i
     (in fabric order) gets the pool's (i+1)-th host address."""
 
-    pool: str | None = None
+    pool: IPNetworkText | None = None
     addresses: dict[Name, str] = {}
-
-    @field_validator("pool")
-    @classmethod
-    def _pool(cls, value: str | None) -> str | None:
-        if value is not None:
-            ipaddress.ip_network(value)
-        return value
 
     @field_validator("addresses")
     @classmethod

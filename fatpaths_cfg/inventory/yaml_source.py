@@ -443,7 +443,9 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
         return fast
     node, aliased = _compose(text, file)
     if node is None:
-        raise UserErrors.single(file, "", "the file is empty", "an inventory mapping", line=1)
+        raise UserErrors.single(
+            file, "", "the file is empty", "a YAML mapping of keys and values", line=1
+        )
     source = SourceMap(file)
     builder = _Builder(source, aliased)
     value = builder.build(node, ())

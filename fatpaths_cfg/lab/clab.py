@@ -156,17 +156,24 @@ def clab_path(fabric: Fabric) -> str:
 
 def clab_yaml(fabric: Fabric, images: ClabImages, source: str = "fabric.json") -> str:
     header = (
-        f"# containerlab topology of fabric {fabric.name}, written by fatpaths.\n"
+        f"{clab_signature(fabric)}\n"
         f"# Deploy from this directory: containerlab deploy -t {fabric.name}.clab.yml\n"
     )
     body = dump_block_yaml(build_clab(fabric, images, source))
     return header + body
 
 
-def write_clab(out: Path, images: ClabImages) -> Path:
-    """Rewrite the topology with other images (compile writes one with the defaults)."""
+def write_clab(out: Path, images: ClabImages, force: bool = False) -> Path:
+    """Rewrite the topology with other images (compile writes one with the defaults): only
+    over a topology fatpaths wrote, atomically."""
+    from fatpaths_cfg.output import write_owned_file
+
     loaded = load_compiled(out)
     path = out / clab_path(loaded.fabric)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(clab_yaml(loaded.fabric, images, str(out / "fabric.json")), encoding="utf-8")
+    text = clab_yaml(loaded.fabric, images, str(out / "fabric.json"))
+    write_owned_file(path, text, clab_signature(loaded.fabric), force)
     return path
+
+
+def clab_signature(fabric: Fabric) -> str:
+    return f"# containerlab topology of fabric {fabric.name}, written by fatpaths."

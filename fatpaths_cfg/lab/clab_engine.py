@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.lab.netns import LabCommandError, existing_netns, ip_batch, run
+from fatpaths_cfg.lab.netns import LabCommandError, LabWaitError, existing_netns, ip_batch, run
 from fatpaths_cfg.lab.plan import LabPlan
 
 CONTAINER_PREFIX = "clab"
@@ -85,29 +85,37 @@ def _existing_containers(names: list[str]) -> list[str]:
     return [n for n in names if n in have]
 
 
+# Slim Fly q=5 (250 containers) deploys in 80 s on overlay2; half an hour means it is stuck.
+CONTAINERLAB_TIMEOUT_SECONDS = 1800.0
+
+
+def _containerlab(argv: list[str], path: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv,
+            cwd=path.parent,
+            env=_ENV,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=CONTAINERLAB_TIMEOUT_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        raise LabWaitError(
+            f"{' '.join(argv[:2])} {path} did not finish in {CONTAINERLAB_TIMEOUT_SECONDS:g} s",
+            "see `docker ps -a` for the lab's containers; `fatpaths lab down OUT` removes them",
+        ) from None
+
+
 def deploy(path: Path) -> None:
-    done = subprocess.run(
-        ["containerlab", "deploy", "-t", path.name],
-        cwd=path.parent,
-        env=_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _containerlab(["containerlab", "deploy", "-t", path.name], path)
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
         raise LabCommandError(f"containerlab deploy -t {path} failed:\n{tail}")
 
 
 def destroy(path: Path) -> None:
-    done = subprocess.run(
-        ["containerlab", "destroy", "-t", path.name, "--cleanup"],
-        cwd=path.parent,
-        env=_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _containerlab(["containerlab", "destroy", "-t", path.name, "--cleanup"], path)
     if done.returncode != 0:
         raise LabCommandError(f"containerlab destroy -t {path} failed: {done.stderr.strip()}")
 

@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import typer
 
-from fatpaths_cfg.commands import command_group, run_or_exit
+from fatpaths_cfg.commands import command_group
+from fatpaths_cfg.commands import run_or_exit as run_stage_or_exit
 from fatpaths_cfg.console import make_console
 
 console = make_console()
 OUT_ARG = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")
+T = TypeVar("T")
+
+
+def run_or_exit(action: Callable[[], T], out: Path | None = None) -> T:
+    """A lab stage: user errors exit 2 (as every command's); a wait that ended without what it
+    waited for says what and what to do, and exits 1, without a traceback."""
+    from fatpaths_cfg.lab.netns import LabWaitError
+
+    try:
+        return run_stage_or_exit(action)
+    except LabWaitError as exc:
+        hint = exc.hint if out is None else re.sub(r"\bOUT\b", str(out), exc.hint)
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"  hint: {hint}", file=sys.stderr)
+        raise typer.Exit(1) from None
 
 
 def lab_up(
@@ -40,7 +60,7 @@ def lab_up(
     pool = mgmt_pool if mgmt else None
     with console.status("lab up") as status:
         summary = run_or_exit(
-            lambda: up(out, lambda text: status.update(f"lab up: {text}"), engine, pool)
+            lambda: up(out, lambda text: status.update(f"lab up: {text}"), engine, pool), out
         )
     figures = ", ".join(f"{k} {v} s" for k, v in summary.timings.items() if k != "total")
     if summary.engine == "clab":
@@ -65,16 +85,39 @@ def lab_up(
 def lab_test(
     out: Path = OUT_ARG,
     traces: int = typer.Option(8, "--traces", help="Traceroutes per layer."),
+    expect_failed_links: bool = typer.Option(
+        False,
+        "--expect-failed-links",
+        help="Exit 0 when every failure is explained by the links `lab fail` set down "
+        "(a scripted failure drill); 1 only for a failure they do not explain.",
+    ),
 ) -> None:
     """Ping every (switch, switch, layer) triple, traceroute a sample; non-zero on failure."""
     from fatpaths_cfg.lab.lifecycle import load_up
     from fatpaths_cfg.lab.probe import run_lab_test
     from fatpaths_cfg.lab.report import print_report
 
-    plan, state = run_or_exit(lambda: load_up(out))
+    plan, state = run_or_exit(lambda: load_up(out), out)
     with console.status("lab test: pinging"):
-        report = run_lab_test(plan, state.failed_links, traces)
+        report = run_or_exit(lambda: run_lab_test(plan, state.failed_links, traces), out)
     print_report(console, plan, report)
+    if expect_failed_links:
+        links = ", ".join(map(str, report.failed_links)) or "none"
+        if report.explained:
+            console.print(
+                f"ok: every failure ({len(report.failures)}) is explained by the failed "
+                f"links ({links})",
+                markup=False,
+            )
+            return
+        console.print(
+            f"FAILED: {len(report.unexpected)} ping failures and "
+            f"{len(report.trace_failures)} traceroute mismatches not explained by the failed "
+            f"links ({links})",
+            style="bold red",
+            markup=False,
+        )
+        raise typer.Exit(1)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -105,7 +148,7 @@ def lab_fail(
 
     run_or_exit(lambda: _one_target(link, plane))
     if plane is not None:
-        failed = run_or_exit(lambda: fail_plane(out, plane))
+        failed = run_or_exit(lambda: fail_plane(out, plane), out)
         console.print(
             f"plane {plane}: {len(failed)} links down; run `fatpaths lab test {out}` to see "
             "what broke",
@@ -113,7 +156,7 @@ def lab_fail(
         )
         return
     assert link is not None
-    ends = run_or_exit(lambda: fail(out, link))
+    ends = run_or_exit(lambda: fail(out, link), out)
     console.print(f"{ends} is down; run `fatpaths lab test {out}` to see what broke", markup=False)
 
 
@@ -124,7 +167,7 @@ def lab_repair(
     """Bring failed links back up and wait until their routes are back."""
     from fatpaths_cfg.lab.lifecycle import repair
 
-    repaired = run_or_exit(lambda: repair(out, link))
+    repaired = run_or_exit(lambda: repair(out, link), out)
     if not repaired:
         console.print("no failed links: nothing to repair")
     for ends in repaired:
@@ -135,7 +178,7 @@ def lab_down(out: Path = OUT_ARG) -> None:
     """Remove exactly what `lab up` created (also after a crash half-way through)."""
     from fatpaths_cfg.lab.lifecycle import down
 
-    summary = run_or_exit(lambda: down(out))
+    summary = run_or_exit(lambda: down(out), out)
     if summary is None:
         console.print(f"no lab state in {out / 'lab'}: nothing to remove", markup=False)
         return
@@ -157,12 +200,15 @@ def lab_clab(
     host_image: str = typer.Option("fatpaths/host:bookworm", help="Image of hosts."),
     sonic_image: str = typer.Option("docker-sonic-vs:latest", help="Image of sonic switches."),
     ceos_image: str = typer.Option("ceos:4.32.0F", help="Image of eos switches."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace the topology even if fatpaths did not write it."
+    ),
 ) -> None:
     """Write OUT/lab/<fabric>.clab.yml, a containerlab topology of the compiled fabric."""
     from fatpaths_cfg.lab.clab import ClabImages, write_clab
 
     images = ClabImages(frr=frr_image, host=host_image, sonic=sonic_image, ceos=ceos_image)
-    path = run_or_exit(lambda: write_clab(out, images))
+    path = run_or_exit(lambda: write_clab(out, images, force), out)
     console.print(f"wrote {path}", markup=False)
 
 
@@ -208,7 +254,7 @@ def lab_mptcp(
     or on a multi-plane fabric a whole plane, mid-transfer."""
     from fatpaths_cfg.lab.mptcp import print_demo, run_demo
 
-    result = run_or_exit(lambda: run_demo(out, seconds, plane))
+    result = run_or_exit(lambda: run_demo(out, seconds, plane), out)
     print_demo(console, result)
     if not result.ok:
         raise typer.Exit(1)

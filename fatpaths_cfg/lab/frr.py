@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from fatpaths_cfg.lab.netns import LabCommandError, in_netns, run
+from fatpaths_cfg.lab.netns import LabCommandError, LabWaitError, in_netns, run
 from fatpaths_cfg.lab.plan import SwitchNode
 from fatpaths_cfg.lab.state import DaemonRecord, process_starttime
 
@@ -132,25 +132,35 @@ def kernel_prefixes(netns: str) -> set[str]:
     return found
 
 
-def missing_routes(node: SwitchNode) -> set[str]:
-    return set(node.routes) - kernel_prefixes(node.netns)
+def missing_routes(
+    node: SwitchNode, expected: Callable[[SwitchNode], set[str]] | None = None
+) -> set[str]:
+    wanted = set(node.routes) if expected is None else expected(node)
+    return wanted - kernel_prefixes(node.netns)
 
 
 def wait_for_routes(
     nodes: list[SwitchNode],
     timeout: float = 60.0,
     on_wait: Callable[[int], None] | None = None,
+    expected: Callable[[SwitchNode], set[str]] | None = None,
+    hint: str = "see the FRR logs under the lab's runtime directory, then `fatpaths lab down`",
 ) -> None:
-    """Pinging before zebra has pushed every static route would report phantom failures."""
+    """Pinging before zebra has pushed every static route would report phantom failures.
+
+    `expected`: the prefixes a switch must hold (default all of its routes; fewer while some
+    of its links are down)."""
     pending = list(nodes)
     deadline = time.monotonic() + timeout
     while pending:
-        pending = [node for node in pending if missing_routes(node)]
+        pending = [node for node in pending if missing_routes(node, expected)]
         if not pending:
             return
         if on_wait is not None:
             on_wait(len(pending))
         if time.monotonic() > deadline:
-            detail = ", ".join(f"{n.name} ({len(missing_routes(n))} missing)" for n in pending[:5])
-            raise LabCommandError(f"routes did not reach the kernel in {timeout} s: {detail}")
+            detail = ", ".join(
+                f"{n.name} ({len(missing_routes(n, expected))} missing)" for n in pending[:5]
+            )
+            raise LabWaitError(f"routes did not reach the kernel in {timeout} s: {detail}", hint)
         time.sleep(0.2)

@@ -123,6 +123,10 @@ class ImageResult:
     seconds: float
 
 
+# A slow mirror takes minutes; an hour means the download is stuck.
+DEBOOTSTRAP_TIMEOUT_SECONDS = 3600.0
+
+
 def build_image(recipe: Recipe, force: bool = False) -> ImageResult:
     started = time.monotonic()
     if not force and image_digest(recipe.tag) == recipe.digest:
@@ -137,7 +141,8 @@ def build_image(recipe: Recipe, force: bool = False) -> ImageResult:
                 recipe.suite,
                 str(root),
                 recipe.mirror,
-            ]
+            ],
+            timeout=DEBOOTSTRAP_TIMEOUT_SECONDS,
         )
         start = root / START.lstrip("/")
         start.parent.mkdir(parents=True, exist_ok=True)

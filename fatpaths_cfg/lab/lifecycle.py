@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fatpaths_cfg.errors import UserErrors
@@ -90,6 +92,21 @@ class UpSummary:
 ENGINES = ("netns", "clab")
 
 
+@dataclass
+class _StepTimings:
+    """Seconds per stage of `lab up`, saved in the state file as each stage ends, so a lab
+    that stops half-way shows how far it got."""
+
+    plan: LabPlan
+    state: LabState
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def step(self, name: str, begun: float) -> None:
+        self.timings[name] = round(time.monotonic() - begun, 2)
+        self.state.timings = dict(self.timings)
+        self.state.save(self.plan.state_file)
+
+
 def _require_root() -> None:
     if os.geteuid() != 0:
         raise UserErrors.single(
@@ -137,13 +154,8 @@ def up(
             str(frr.FRR_DIR), "", "FRR (zebra, staticd) is not installed", "apt-get install frr"
         )
     state = LabState(plan.lab, plan.name, str(out.resolve()), str(_runtime_dir(plan)))
-    timings: dict[str, float] = {}
+    timings = _StepTimings(plan, state)
     started = time.monotonic()
-
-    def step(name: str, begun: float) -> None:
-        timings[name] = round(time.monotonic() - begun, 2)
-        state.timings = dict(timings)
-        state.save(plan.state_file)
 
     _raise_neighbour_limits(plan, state)
     begun = time.monotonic()
@@ -159,7 +171,7 @@ def up(
         f"link add name {p.a_if} netns {p.a_ns} type veth peer name {p.b_if} netns {p.b_ns}"
         for p in pairs
     )
-    step("namespaces_and_veths", begun)
+    timings.step("namespaces_and_veths", begun)
 
     begun = time.monotonic()
     progress(f"applying {len(plan.switches)} switch configs")
@@ -169,7 +181,7 @@ def up(
         lambda h: run(in_netns(h.netns, ["sh", "-c", _HOST_PRELUDE + 'exec sh "$0"', str(h.plan)])),
         plan.hosts,
     )
-    step("configs", begun)
+    timings.step("configs", begun)
 
     begun = time.monotonic()
     frr_nodes = [n for n in plan.switches if n.frr_conf is not None]
@@ -185,23 +197,23 @@ def up(
     for daemon in frr.DAEMONS:
         parallel(frr.start_daemon, [r for r in records if r.daemon == daemon])
         state.save(plan.state_file)
-    step("frr", begun)
+    timings.step("frr", begun)
 
     devices = None
     if ports is not None:
         begun = time.monotonic()
         progress(f"management network and {len(ports)} sshd")
         devices = _up_mgmt(plan, state, ports)
-        step("mgmt", begun)
+        timings.step("mgmt", begun)
 
-    _finish_up(plan, state, timings, started, progress)
+    _finish_up(plan, state, timings.timings, started, progress)
     return UpSummary(
         len(plan.switches),
         len(plan.hosts),
         len(pairs),
         len(records),
-        timings["total"],
-        timings,
+        timings.timings["total"],
+        timings.timings,
         devices=devices,
     )
 
@@ -264,13 +276,8 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
     topo_name = str(clab_engine.load_topology(path)["name"])
     state = LabState(plan.lab, plan.name, str(out.resolve()), "", engine="clab")
     state.clab_topology = str(path.resolve())
-    timings: dict[str, float] = {}
+    timings = _StepTimings(plan, state)
     started = time.monotonic()
-
-    def step(name: str, begun: float) -> None:
-        timings[name] = round(time.monotonic() - begun, 2)
-        state.timings = dict(timings)
-        state.save(plan.state_file)
 
     _raise_neighbour_limits(plan, state)
     state.namespaces = namespaces
@@ -278,7 +285,7 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
     begun = time.monotonic()
     progress(f"containerlab deploy of {len(namespaces)} nodes")
     clab_engine.deploy(path)
-    step("deploy", begun)
+    timings.step("deploy", begun)
 
     begun = time.monotonic()
     progress("attaching container namespaces")
@@ -298,13 +305,14 @@ def _up_clab(out: Path, plan: LabPlan, namespaces: list[str], progress: Progress
 
     parallel(prelude, plan.switches)
     parallel(lambda h: run(in_netns(h.netns, ["sh", "-c", _HOST_PRELUDE])), plan.hosts)
-    step("attach", begun)
+    timings.step("attach", begun)
 
-    _finish_up(plan, state, timings, started, progress)
+    _finish_up(plan, state, timings.timings, started, progress)
     frr_nodes = sum(1 for n in plan.switches if n.frr_conf is not None)
     pairs = len(plan.links) + len(plan.uplinks)
+    summary = timings.timings
     return UpSummary(
-        len(plan.switches), len(plan.hosts), pairs, frr_nodes, timings["total"], timings, "clab"
+        len(plan.switches), len(plan.hosts), pairs, frr_nodes, summary["total"], summary, "clab"
     )
 
 
@@ -466,6 +474,46 @@ def fail_plane(out: Path, plane: int) -> list[LinkEnds]:
     return [link_ends(plan, i) for i in links]
 
 
+def _routes_without(plan: LabPlan, down: list[int]) -> Callable[[SwitchNode], set[str]]:
+    """The routes a switch holds while the `down` links stay down: the kernel drops a route
+    whose every next hop lies in the subnet of a port that is down (the ports keep their
+    addresses: IPv4 always, IPv6 by the lab's keep_addr_on_down)."""
+    ports: dict[str, list[str]] = {}
+    for index in down:
+        pair = plan.link_pair(index)
+        ports.setdefault(pair.a_ns, []).append(pair.a_if)
+        ports.setdefault(pair.b_ns, []).append(pair.b_if)
+    subnets = {
+        netns: [net for ifname in names for net in _port_subnets(netns, ifname)]
+        for netns, names in ports.items()
+    }
+
+    def expected(node: SwitchNode) -> set[str]:
+        dead = subnets.get(node.netns, [])
+
+        def alive(hop: str) -> bool:
+            address = ipaddress.ip_address(hop)
+            return not any(address in net for net in dead if net.version == address.version)
+
+        return {
+            prefix
+            for prefix in node.routes
+            if not node.next_hops.get(prefix) or any(map(alive, node.next_hops[prefix]))
+        }
+
+    return expected
+
+
+def _port_subnets(netns: str, ifname: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    shown = json.loads(run(["ip", "-j", "-n", netns, "addr", "show", "dev", ifname]) or "[]")
+    return [
+        ipaddress.ip_interface(f"{info['local']}/{info['prefixlen']}").network
+        for link in shown
+        for info in link.get("addr_info", [])
+        if info.get("scope") != "link"  # link-local next hops are named with their port
+    ]
+
+
 def repair(out: Path, spec: str | None) -> list[LinkEnds]:
     """Bring one failed link (or all of them) back and wait until its routes are back; the
     links brought back."""
@@ -481,7 +529,14 @@ def repair(out: Path, spec: str | None) -> list[LinkEnds]:
     for node in touched:
         if node.frr_conf is None:
             _apply_switch(node)
-    frr.wait_for_routes(touched, timeout=30.0)
-    state.failed_links = [i for i in state.failed_links if i not in targets]
+    still_down = [i for i in state.failed_links if i not in targets]
+    frr.wait_for_routes(
+        touched,
+        timeout=30.0,
+        expected=_routes_without(plan, still_down),
+        hint=f"`fatpaths lab test {out}` shows which layers still break; "
+        f"`fatpaths lab down {out}` and `lab up` start afresh",
+    )
+    state.failed_links = still_down
     state.save(plan.state_file)
     return [link_ends(plan, index) for index in targets]

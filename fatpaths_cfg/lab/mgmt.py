@@ -34,6 +34,7 @@ from fatpaths_cfg.lab.names import kernel_ifname, mgmt_netns
 from fatpaths_cfg.lab.netns import LabCommandError, in_netns, ip_batch, parallel, run
 from fatpaths_cfg.lab.plan import LabPlan, SwitchNode
 from fatpaths_cfg.lab.state import DaemonRecord
+from fatpaths_cfg.output import write_owned_file
 
 DEFAULT_POOL = "198.18.0.0/15"  # RFC 2544 benchmarking range: never a production address
 SWITCH_IFNAME = "mgmt0"
@@ -43,6 +44,9 @@ SSHD_PRIVSEP_DIR = Path("/run/sshd")  # Debian's sshd refuses to start without i
 # Where the deploy drivers keep the script a switch runs (frr: interfaces.sh beside frr.conf;
 # linux: the whole config), as the lab installs it so that the switch reads as deployed.
 INSTALLED_SCRIPT = {True: "interfaces.sh", False: "switch.sh"}
+
+# In the header of the devices file `up --mgmt` writes: what lets a later `up` replace it.
+MGMT_DEVICES_SIGNATURE = "# Written by `fatpaths lab up --mgmt`"
 
 
 @dataclass(frozen=True)
@@ -275,9 +279,11 @@ def write_devices(plan: LabPlan, ports: list[MgmtPort], runtime: Path, keys: Pat
     path = devices_file(plan)
     header = (
         f"# The lab's switches as deploy targets: `fatpaths deploy {plan.out} --devices {path}`.\n"
-        "# Written by `fatpaths lab up --mgmt`, removed by `fatpaths lab down`.\n"
+        f"{MGMT_DEVICES_SIGNATURE}, removed by `fatpaths lab down`.\n"
     )
-    path.write_text(header + yaml.safe_dump(data, sort_keys=False))
+    # Replaces only a devices file an earlier `up --mgmt` wrote (the user may keep their own
+    # devices.yaml there); atomic, so a crash leaves the earlier one.
+    write_owned_file(path, header + yaml.safe_dump(data, sort_keys=False), MGMT_DEVICES_SIGNATURE)
     return path
 
 

@@ -15,6 +15,7 @@ and the failed plane's subflows must carry nothing more.
 from __future__ import annotations
 
 import re
+import select
 import subprocess
 import sys
 import time
@@ -25,15 +26,18 @@ from rich.console import Console
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.lab.lifecycle import LinkEnds, fail, fail_plane, link_ends, load_up, repair
-from fatpaths_cfg.lab.netns import in_netns, run
+from fatpaths_cfg.lab.netns import LabWaitError, in_netns, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 from fatpaths_cfg.lab.probe import PathModel
+from fatpaths_cfg.output import write_owned_file
 
 PORT = 5201
 # The in-kernel path manager's cap on both limits.
 MPTCP_MAX_LIMIT = 8
 _MPTCP_SUBFLOWS = re.compile(r"\bsubflows:(\d+)")
 SS_FILE = "mptcp-ss.txt"
+# Its first line: what lets the next demo replace it, and nothing else of that name.
+SS_SIGNATURE = "# ss -tiM output of the subflows, written by fatpaths lab mptcp"
 # `ss -tniH state established`: "RECVQ SENDQ LOCAL:PORT PEER:PORT", then an indented info line.
 _SUBFLOW = re.compile(r"^\d+\s+\d+\s+(\S+):\d+\s+(\S+):(\d+)\s*\n[^\n]*?bytes_acked:(\d+)", re.M)
 
@@ -206,7 +210,17 @@ def _subflows(plan: LabPlan, client: HostNode, server: HostNode) -> tuple[dict[i
 
 
 def run_demo(out: Path, seconds: float = 6.0, plane: int | None = None) -> MptcpDemo:
-    plan, _ = load_up(out)
+    plan, state = load_up(out)
+    if state.failed_links:
+        # The demo fails a link of its own and measures what the others carry: on a lab
+        # already missing links its connection may have no path at all.
+        down = ", ".join(str(link_ends(plan, i)) for i in state.failed_links)
+        raise UserErrors.single(
+            str(plan.state_file),
+            "",
+            f"links are down ({down}): the MPTCP demo needs every link up",
+            f"run `fatpaths lab repair {out}` first",
+        )
     if plan.planes > 1 or plane is not None:
         client, server, plane = pick_plane_demo(plan, plane)
         link, layer = -1, -1
@@ -234,7 +248,7 @@ def run_demo(out: Path, seconds: float = 6.0, plane: int | None = None) -> Mptcp
             restore_settings(netns, settings)
     demo.restored_hosts = list(saved)
     demo.ss_file = plan.state_file.parent / SS_FILE
-    demo.ss_file.write_text(demo.ss_output + "\n", encoding="utf-8")
+    write_owned_file(demo.ss_file, f"{SS_SIGNATURE}\n{demo.ss_output}\n", SS_SIGNATURE)
     return demo
 
 
@@ -252,9 +266,11 @@ def _transfer(
     way in; repairs what it failed."""
     first = plan.layer_ids[0]
     peer = [sys.executable, "-m", "fatpaths_cfg.lab.mptcp_peer"]
+    wait = str(PEER_WAIT_SECONDS)
     receiver = subprocess.Popen(
-        in_netns(server.netns, [*peer, "server", "0.0.0.0", str(PORT)]),
+        in_netns(server.netns, [*peer, "server", "0.0.0.0", str(PORT), wait]),
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     demo = MptcpDemo(
@@ -267,17 +283,22 @@ def _transfer(
         path_of={path_key(plan, p, k): (p, k) for p in range(plan.planes) for k in plan.layer_ids},
     )
     sender = None
+    failed = False
     try:
-        assert receiver.stdout is not None
-        receiver.stdout.readline()  # "listening"
+        _await_listening(receiver, server)
         sender = subprocess.Popen(
             in_netns(
-                client.netns, [*peer, "client", server.addresses[first], str(PORT), str(seconds)]
-            )
+                client.netns,
+                [*peer, "client", server.addresses[first], str(PORT), wait, str(seconds)],
+            ),
+            stderr=subprocess.PIPE,
+            text=True,
         )
         time.sleep(seconds / 3)
+        _check_alive(sender, f"the MPTCP sender in {client.netns}")
         demo.acked_before, demo.ss_output = _subflows(plan, client, server)
         demo.subflows_before = mptcp_subflow_count(demo.ss_output)
+        failed = True
         if plane is not None:
             fail_plane(out, plane)
         else:
@@ -292,9 +313,9 @@ def _transfer(
         demo.acked_after, after = _subflows(plan, client, server)
         demo.subflows_after = mptcp_subflow_count(after)
         demo.ss_output += "\n--- after the failure ---\n" + after
-        sender.wait(timeout=seconds * 3)
-        lines = receiver.stdout.read().split()
-        receiver.wait(timeout=10)
+        _finish(sender, seconds + PEER_WAIT_SECONDS, f"the MPTCP sender in {client.netns}")
+        output = _finish(receiver, PEER_WAIT_SECONDS + 5, f"the MPTCP receiver in {server.netns}")
+        lines = output.split()
         samples = [(float(a), int(b)) for a, b in zip(lines[::2], lines[1::2], strict=True)]
         demo.bytes_at_failure = max((b for when, b in samples if when <= failed_at), default=0)
         demo.bytes_at_end = samples[-1][1] if samples else 0
@@ -303,11 +324,55 @@ def _transfer(
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
-        if plane is not None:
-            repair(out, None)
-        else:
-            repair(out, str(link))
+        if failed:
+            if plane is not None:
+                repair(out, None)
+            else:
+                repair(out, str(link))
     return demo
+
+
+# How long either end of the transfer waits for the other (to connect, or to send more)
+# before it gives up and says so.
+PEER_WAIT_SECONDS = 10.0
+_PEER_HINT = (
+    "check the two hosts' routes with `fatpaths lab test OUT`; "
+    "`fatpaths lab down OUT` and `lab up` start afresh"
+)
+
+
+def _await_listening(receiver: subprocess.Popen[str], server: HostNode) -> None:
+    """The receiver's "listening" line, or a timeout naming it (it may not even start)."""
+    assert receiver.stdout is not None
+    ready, _, _ = select.select([receiver.stdout], [], [], PEER_WAIT_SECONDS)
+    line = receiver.stdout.readline() if ready else ""
+    if line.strip() != "listening":
+        _check_alive(receiver, f"the MPTCP receiver in {server.netns}")
+        raise LabWaitError(
+            f"the MPTCP receiver in {server.netns} did not listen in {PEER_WAIT_SECONDS:g} s",
+            _PEER_HINT,
+        )
+
+
+def _check_alive(process: subprocess.Popen[str], what: str) -> None:
+    """A peer that already gave up: its one-line reason, as an error of the demo."""
+    if process.poll() is None or process.returncode == 0:
+        return
+    reason = process.stderr.read().strip().splitlines() if process.stderr else []
+    raise LabWaitError(f"{what} stopped: {reason[-1] if reason else 'no reason given'}", _PEER_HINT)
+
+
+def _finish(process: subprocess.Popen[str], timeout: float, what: str) -> str:
+    """Wait for a peer to end (at most `timeout` seconds); its standard output."""
+    try:
+        output, errors = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise LabWaitError(f"{what} did not finish in {timeout:g} s", _PEER_HINT) from None
+    if process.returncode != 0:
+        reason = (errors or "").strip().splitlines()
+        said = reason[-1] if reason else f"exit status {process.returncode}"
+        raise LabWaitError(f"{what} stopped: {said}", _PEER_HINT)
+    return output or ""
 
 
 def print_plane_demo(console: Console, demo: MptcpDemo) -> None:

@@ -15,8 +15,35 @@ class LabCommandError(RuntimeError):
     """A command the lab relies on failed: a bug in the configs or a broken host setup."""
 
 
-def run(argv: Sequence[str], stdin: str | None = None, check: bool = True) -> str:
-    done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, check=False)
+class LabWaitError(LabCommandError):
+    """A wait of the lab ended without what it waited for (out of time, or the awaited
+    process gave up): what did not happen, and in `hint` what to do about it."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+# No lab command runs this long (a 250-switch `ip -batch` takes seconds); one that does is
+# stuck, and the lab says so instead of waiting for ever.
+COMMAND_TIMEOUT_SECONDS = 600.0
+
+
+def run(
+    argv: Sequence[str],
+    stdin: str | None = None,
+    check: bool = True,
+    timeout: float = COMMAND_TIMEOUT_SECONDS,
+) -> str:
+    try:
+        done = subprocess.run(
+            list(argv), input=stdin, capture_output=True, text=True, check=False, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise LabWaitError(
+            f"{' '.join(argv[:8])} did not finish in {timeout:g} s",
+            "the lab's namespaces may be wedged: `fatpaths lab down OUT` removes them",
+        ) from None
     if check and done.returncode != 0:
         raise LabCommandError(
             f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip() or done.stdout}"

@@ -16,8 +16,10 @@ from fatpaths_cfg.lab.names import host_netns, kernel_ifname, lab_id, switch_net
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.render.hosts import plane_device
 
-_ROUTE_LINE = re.compile(r"^\s*(?:ip|ipv6) route (\S+)\s", re.MULTILINE)
-_SCRIPT_ROUTE = re.compile(r"ip (?:-[46] )?route (?:replace|add) (\S+)")
+# A route line: its prefix and what follows it (next hops, or a device).
+_ROUTE_LINE = re.compile(r"^\s*(?:ip|ipv6) route (\S+)[ \t]+([^\n]*)", re.MULTILINE)
+_SCRIPT_ROUTE = re.compile(r"ip (?:-[46] )?route (?:replace|add) (\S+)([^\n]*)")
+_VIA = re.compile(r"\bvia (\S+)")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class SwitchNode:
     setup_script: Path
     frr_conf: Path | None
     routes: frozenset[str]
+    # Prefix -> the next-hop addresses its route lines name (none: a route onto a device).
+    next_hops: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -263,7 +267,22 @@ def _switch_node(
     if missing:
         return None
     if frr_conf is not None:
-        routes = frozenset(_ROUTE_LINE.findall(frr_conf.read_text(encoding="utf-8")))
+        lines = _ROUTE_LINE.findall(frr_conf.read_text(encoding="utf-8"))
+        # frr: `ip route PREFIX NEXTHOP [DISTANCE]`
+        hops = [(prefix, rest.split()[:1]) for prefix, rest in lines]
     else:
-        routes = frozenset(_SCRIPT_ROUTE.findall(script.read_text(encoding="utf-8")))
-    return SwitchNode(index, name, platform, switch_netns(lab, index), script, frr_conf, routes)
+        lines = _SCRIPT_ROUTE.findall(script.read_text(encoding="utf-8"))
+        hops = [(prefix, _VIA.findall(rest)) for prefix, rest in lines]
+    next_hops: dict[str, set[str]] = {}
+    for prefix, addresses in hops:
+        next_hops.setdefault(prefix, set()).update(addresses)
+    return SwitchNode(
+        index,
+        name,
+        platform,
+        switch_netns(lab, index),
+        script,
+        frr_conf,
+        frozenset(next_hops),
+        {prefix: frozenset(found) for prefix, found in next_hops.items()},
+    )

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fatpaths_cfg.errors import UserErrors
+
 STATE_SCHEMA = "fatpaths.lab/1"
 
 
@@ -61,12 +63,23 @@ class LabState:
 def load_state(path: Path) -> LabState | None:
     if not path.is_file():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("schema") != STATE_SCHEMA:
-        raise ValueError(f"{path}: unknown lab state schema {data.get('schema')!r}")
-    data.pop("schema")
-    data["daemons"] = [DaemonRecord(**d) for d in data.get("daemons", [])]
-    return LabState(**data)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("schema") != STATE_SCHEMA:
+            schema = data.get("schema") if isinstance(data, dict) else None
+            raise ValueError(f"unknown lab state schema {schema!r}")
+        data.pop("schema")
+        data["daemons"] = [DaemonRecord(**d) for d in data.get("daemons", [])]
+        return LabState(**data)
+    except (OSError, ValueError, TypeError) as exc:
+        # Not a state this version wrote (damaged, or someone else's file): nothing it lists
+        # may be trusted to remove.
+        raise UserErrors.single(
+            path,
+            "",
+            f"not a lab state fatpaths can read ({exc})",
+            "if no lab of this output is up, move the file away and run the command again",
+        ) from None
 
 
 def process_starttime(pid: int) -> int | None:

@@ -6,7 +6,9 @@
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import typer
 from rich.markup import escape
 
@@ -14,7 +16,11 @@ from fatpaths_cfg.commands import run_or_exit
 from fatpaths_cfg.compiled import view_of
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import check_owned_file
+from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
+from fatpaths_cfg.traffic_patterns import ALIASES
 
+from . import budget
+from .budget import SimWork
 from .htsim import MATRIX_SIGNATURE, read_connection_matrix, write_connection_matrix
 from .network import (
     NetworkLoadError,
@@ -53,6 +59,7 @@ from .workloads import (
     parse_bytes,
     parse_duration_ps,
     rpc_workload,
+    websearch_mean_bytes,
 )
 
 # `--workload rpc`: ping-pong rounds (request of one MTU, response of --size) between each host
@@ -62,6 +69,8 @@ RPC = "rpc"
 EXIT_USER_ERROR = 2
 # Seeds are unsigned 64-bit in the engine; numpy's SeedSequence takes any of them.
 MAX_SEED = 2**63 - 1
+# Simulated time is picoseconds in an unsigned 64-bit clock; keep a margin for what follows.
+MAX_TIME_PS = 2**62
 console = make_console()
 err_console = make_console(stderr=True)
 
@@ -121,7 +130,9 @@ def simulate_command(
         help=f"Traffic pattern ({', '.join(PATTERNS)}), 'rpc' (ping-pong rounds between "
         "permutation peers: one-MTU requests, --size responses) or htsim connection matrix file.",
     ),
-    rounds: int = typer.Option(10, "--rounds", help="rpc: request-response rounds per client."),
+    rounds: int = typer.Option(
+        10, "--rounds", min=1, help="rpc: request-response rounds per client."
+    ),
     offset: int | None = typer.Option(
         None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
     ),
@@ -193,10 +204,14 @@ def simulate_command(
     randomize_mapping: bool = typer.Option(
         False, "--randomize-mapping/--no-randomize-mapping", help="Random host relabelling."
     ),
-    mtu: int | None = typer.Option(None, "--mtu", help="Payload bytes per full packet (9000)."),
-    queue: int | None = typer.Option(None, "--queue", help="Switch queue capacity in packets."),
-    window: int | None = typer.Option(None, "--window", help="Initial window in packets."),
-    ecn: int | None = typer.Option(None, "--ecn", help="ECN marking threshold in packets."),
+    mtu: int | None = typer.Option(
+        None, "--mtu", min=1, help="Payload bytes per full packet (9000)."
+    ),
+    queue: int | None = typer.Option(
+        None, "--queue", min=1, help="Switch queue capacity in packets."
+    ),
+    window: int | None = typer.Option(None, "--window", min=1, help="Initial window in packets."),
+    ecn: int | None = typer.Option(None, "--ecn", min=0, help="ECN marking threshold in packets."),
     min_rto: float | None = typer.Option(
         None, "--min-rto-us", help="Minimum retransmission timeout in us (1000)."
     ),
@@ -206,7 +221,10 @@ def simulate_command(
         help="Timeout timer grid in us: timeouts fire up to this late (default: min RTO / 4).",
     ),
     ssthresh: int | None = typer.Option(
-        None, "--ssthresh", help="TCP/DCTCP initial slow-start threshold, packets (unbounded)."
+        None,
+        "--ssthresh",
+        min=1,
+        help="TCP/DCTCP initial slow-start threshold, packets (unbounded).",
     ),
     drop: str = typer.Option(
         "tail",
@@ -214,9 +232,19 @@ def simulate_command(
         help="TCP/DCTCP full-queue policy: " + "|".join(DROP_POLICIES) + " (tail).",
     ),
     red_min: int | None = typer.Option(
-        None, "--red-min", help="--drop red: packets queued before early drops (half the queue)."
+        None,
+        "--red-min",
+        min=0,
+        help="--drop red: packets queued before early drops (half the queue).",
     ),
-    header: int = typer.Option(64, "--header", help="Header bytes per packet; ACK size (64)."),
+    header: int = typer.Option(
+        64, "--header", min=0, help="Header bytes per data packet and trimmed header (64)."
+    ),
+    ack_bytes: int | None = typer.Option(
+        None,
+        "--ack-bytes",
+        help="Bytes of an ACK, NACK or pull on the wire (the --header size).",
+    ),
     pacing: bool = typer.Option(
         False, "--pacing/--no-pacing", help="TCP/DCTCP: pace each window over one RTT."
     ),
@@ -248,15 +276,23 @@ def simulate_command(
         "layers", "--routing", help="Switch-side routing: " + "|".join(ROUTING) + "."
     ),
     vcs: int | None = typer.Option(
-        None, "--vcs", help="Hop-count virtual channels of min/inr/ugal-l (default: per topology)."
+        None,
+        "--vcs",
+        min=1,
+        help="Hop-count virtual channels of min/inr/ugal-l (default: per topology).",
     ),
-    ugal_n_i: int = typer.Option(4, "--ugal-n-i", help="UGAL-L: indirect candidates per packet."),
+    ugal_n_i: int = typer.Option(
+        4, "--ugal-n-i", min=1, help="UGAL-L: indirect candidates per packet."
+    ),
     ugal_c: float = typer.Option(1.0, "--ugal-c", help="UGAL-L: weight of indirect costs."),
     ugal_threshold: float = typer.Option(
         10.0, "--ugal-threshold", help="ugal-l-threshold: minimal below this % of the buffer."
     ),
     adaptive_threshold: int = typer.Option(
-        4, "--adaptive-threshold", help="adaptive: queue (packets) that notifies the input switch."
+        4,
+        "--adaptive-threshold",
+        min=0,
+        help="adaptive: queue (packets) that notifies the input switch.",
     ),
     notify_delay: float = typer.Option(
         1.0, "--notify-delay-us", help="adaptive: delay of a congestion notification in us."
@@ -268,10 +304,29 @@ def simulate_command(
         False, "--lossless", help="PFC per priority instead of dropping or trimming queues."
     ),
     pfc_xoff: int | None = typer.Option(
-        None, "--pfc-xoff", help="PFC pause threshold per ingress priority, in packets."
+        None, "--pfc-xoff", min=1, help="PFC pause threshold per ingress priority, in packets."
     ),
     pfc_xon: int | None = typer.Option(
-        None, "--pfc-xon", help="PFC resume threshold, in packets (default: half of xoff)."
+        None, "--pfc-xon", min=1, help="PFC resume threshold, in packets (default: half of xoff)."
+    ),
+    max_flows: int | None = typer.Option(
+        None,
+        "--max-flows",
+        min=1,
+        help="Refuse a workload of more flows (default: what half the available memory holds).",
+    ),
+    max_packets: int | None = typer.Option(
+        None,
+        "--max-packets",
+        min=1,
+        help="Refuse a workload of more data packets (default: about a CPU-day of simulation).",
+    ),
+    max_switches: int | None = typer.Option(
+        None,
+        "--max-switches",
+        min=1,
+        help="--generate: refuse a larger topology (default: what half the available memory "
+        "holds of the simulator's switch-pair tables).",
     ),
     plot: bool = typer.Option(
         False,
@@ -314,6 +369,8 @@ def simulate_command(
         raise _fail(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
     if layer_policy not in LAYER_POLICIES:
         raise _fail(f"--layer-policy {layer_policy!r}: expected one of {', '.join(LAYER_POLICIES)}")
+    if ack_bytes is not None and ack_bytes <= 0:
+        raise _fail(f"--ack-bytes {ack_bytes}: expected a positive number of bytes")
     try:
         preset = resolve_profile(profile, transport)
     except ValueError as exc:
@@ -328,16 +385,35 @@ def simulate_command(
     mtu = mtu or preset.mtu or 9000
     min_rto = min_rto or preset.min_rto_us or 1000.0
     from_file = Path(workload).is_file()
+    if not from_file and workload != RPC and ALIASES.get(workload, workload) not in PATTERNS:
+        raise _fail(
+            f"--workload {workload}: not a traffic pattern ({', '.join(PATTERNS)}), "
+            f"'{RPC}' or a connection matrix file"
+        )
+    if arrival_rate is not None and not duration:
+        raise _fail(
+            f"--lambda {arrival_rate:g}: Poisson arrivals need --duration (their arrival window)"
+        )
+    if not from_file and not size.startswith("websearch"):
+        try:
+            parse_bytes(size)
+        except WorkloadError as exc:
+            raise _fail(f"--size {size}: {exc}") from None
     try:
-        network, compiled = _network(out, generate, param, round(latency * 1e6), seed)
+        network, compiled = _network(out, generate, param, round(latency * 1e6), seed, max_switches)
         if link_gbps:
             network = network.with_options(link_gbps=link_gbps, host_gbps=link_gbps)
         if all_equal_cost:
             network = network.with_options(all_equal_cost=True)
         if host_gbps is not None:
             network = network.with_options(host_gbps=host_gbps)
-        duration_ps = parse_duration_ps(duration) if duration else None
+        duration_ps = _duration_flag("--duration", duration) if duration else None
         warmup_ps = _warmup_ps(warmup, duration_ps)
+        if not from_file:
+            work = _expected_work(
+                network.n_hosts, workload, size, size_given, arrival_rate, duration, rounds, mtu
+            )
+            run_or_exit(lambda: work.check(max_flows, max_packets))
         if workload == RPC:
             flows = rpc_workload(
                 network,
@@ -348,9 +424,12 @@ def simulate_command(
                 offset=offset,
             )
         elif from_file:
-            nodes, flows = read_connection_matrix(workload)
-            if nodes != network.n_hosts:
-                raise _fail(f"{workload}: {nodes} nodes, the fabric has {network.n_hosts} hosts")
+            _, flows = read_connection_matrix(workload, network.n_hosts)
+            packets = float(np.sum(np.ceil(flows.size / mtu))) if flows.n_flows else 0.0
+            matrix = SimWork(
+                flows.n_flows, packets, f"{flows.n_flows} flows in {workload}", workload
+            )
+            run_or_exit(lambda: matrix.check(max_flows, max_packets))
         else:
             sizes: str | int = size if size.startswith("websearch") else parse_bytes(size)
             flows = make_workload(
@@ -391,6 +470,7 @@ def simulate_command(
         "drop": drop,
         "red_min": red_min,
         "header": header,
+        "ack_bytes": ack_bytes,
         "pacing": pacing,
         "flowlet_gap_us": flowlet_gap,
         "latency_us": latency,
@@ -443,6 +523,7 @@ def simulate_command(
             transport=transport,
             mtu=mtu,
             header=header,
+            ack_bytes=ack_bytes,
             queue_packets=queue,
             initial_window=window,
             initial_ssthresh=ssthresh,
@@ -486,7 +567,12 @@ def simulate_command(
 
 
 def _network(
-    source: Path | None, generate: str | None, param: list[str], latency_ps: int, seed: int
+    source: Path | None,
+    generate: str | None,
+    param: list[str],
+    latency_ps: int,
+    seed: int,
+    max_switches: int | None = None,
 ) -> tuple[SimNetwork, str]:
     """The fabric to simulate and what it came from: a compiled directory, an inventory
     compiled in memory, or a generated topology (`--generate`)."""
@@ -494,8 +580,13 @@ def _network(
         raise NetworkLoadError("give a compiled directory or inventory, or --generate KIND")
     if generate is not None:
         params = _generator_params(param)
+        cap = budget.switch_cap(max_switches)
+        limit = SwitchBudget(cap, budget.switch_memory, f"--max-switches {cap} to try anyway")
         try:
-            network = network_from_topology(generate, params, seed, link_latency_ps=latency_ps)
+            # The generator checks its size before it builds an edge: a Slim Fly q=199
+            # (79,202 switches) aborted in the native allocator, 6.3 GB at once.
+            with switch_budget(limit):
+                network = network_from_topology(generate, params, seed, link_latency_ps=latency_ps)
         except (ValueError, KeyError) as exc:
             raise NetworkLoadError(f"--generate {generate}: {exc}") from None
         return network, f"generated {generate} " + " ".join(param)
@@ -521,6 +612,37 @@ def _generator_params(param: list[str]) -> dict[str, int | float]:
         if not sep:
             raise NetworkLoadError(f"--param {item!r}: expected NAME=NUMBER")
     return params
+
+
+def _expected_work(
+    n_hosts: int,
+    pattern: str,
+    size: str,
+    size_given: bool,
+    arrival_rate: float | None,
+    duration: str | None,
+    rounds: int,
+    mtu: int,
+) -> SimWork:
+    """The flows and packets a generated workload will have, from its flags alone."""
+    mean_size = websearch_mean_bytes() if size.startswith("websearch") else float(parse_bytes(size))
+    if pattern == RPC:
+        flows = 2.0 * n_hosts * rounds
+        source = f"--rounds {rounds} x {n_hosts} hosts"
+        mean_size = (mean_size if size_given else mtu + mtu) / 2
+        flag = "--rounds"
+    elif arrival_rate is not None and duration:
+        seconds = parse_duration_ps(duration) / 1e12
+        flows = arrival_rate * seconds * n_hosts
+        source = f"--lambda {arrival_rate:g} x --duration {duration} x {n_hosts} hosts"
+        flag = "--lambda"
+    else:
+        all_pairs = ALIASES.get(pattern, pattern) == "all-to-all"
+        flows = float(n_hosts * (n_hosts - 1) if all_pairs else n_hosts)
+        source = f"{pattern} on {n_hosts} hosts"
+        flag = "--workload"
+    packets = flows * max(1.0, np.ceil(mean_size / mtu))
+    return SimWork(flows, packets, f"{source}, {mean_size:,.0f} bytes each", flag)
 
 
 def _sim_root(source: Path | None, network: SimNetwork) -> Path:
@@ -549,7 +671,23 @@ def _warmup_ps(warmup: str | None, duration_ps: int | None) -> int:
         if duration_ps is None:
             raise WorkloadError("--warmup half needs --duration")
         return duration_ps // 2
-    return parse_duration_ps(warmup)
+    return _duration_flag("--warmup", warmup, zero=True)
+
+
+def _duration_flag(flag: str, text: str, zero: bool = False) -> int:
+    """A time option in picoseconds: readable, finite and > 0 (>= 0 with `zero`); a 0 that
+    silently meant 'no limit' hid a typo."""
+    try:
+        value = parse_duration_ps(text)
+    except (WorkloadError, ValueError, OverflowError):
+        raise WorkloadError(f"{flag} {text}: expected a time such as 500us, 10ms or 1s") from None
+    if value < 0 or (value == 0 and not zero):
+        raise WorkloadError(f"{flag} {text}: expected a time {'>= 0' if zero else '> 0'}")
+    if value >= MAX_TIME_PS:
+        raise WorkloadError(
+            f"{flag} {text}: beyond the simulator's clock ({MAX_TIME_PS / 1e12:,.0f} s)"
+        )
+    return value
 
 
 def _run_directory(
@@ -618,6 +756,7 @@ def _print_table(results: dict[str, SimResult]) -> None:
             f"{result.cpu_seconds:.2f}",
         )
     console.print(table)
+    console.print(_throughput_table(summaries))
     for scheme, summary in summaries.items():
         rounds = summary.get("round_time")
         if isinstance(rounds, dict) and rounds["count"]:
@@ -632,6 +771,37 @@ def _print_table(results: dict[str, SimResult]) -> None:
     warm = int(next(iter(summaries.values()))["flows_warmup"])  # type: ignore[call-overload]
     if warm:
         console.print(f"{warm} warm-up flows left out of the statistics")
+
+
+def _throughput_table(summaries: dict[str, dict[str, object]]) -> Any:
+    """Throughput per flow by flow size (mean, median, 1% tail; the FatPaths paper's Figure 2)
+    and latency (the FCT of one-packet flows), one row per scheme and size bucket."""
+    table = make_table("throughput per flow by size (Gb/s) and latency (one-packet FCT)")
+    for column in ("scheme", "flow size", "flows", "mean", "median", "1% tail"):
+        table.add_column(column, justify="left" if column in ("scheme", "flow size") else "right")
+    for scheme, s in summaries.items():
+        buckets = s["throughput_by_size_gbps"]
+        assert isinstance(buckets, dict)
+        for bucket, figures in buckets.items():
+            table.add_row(
+                scheme,
+                bucket,
+                f"{figures['count']:,}",
+                _figure(figures["mean"], 2),
+                _figure(figures["median"], 2),
+                _figure(figures["p1"], 2),
+            )
+        latency = s["latency"]
+        assert isinstance(latency, dict)
+        table.add_row(
+            scheme,
+            f"latency µs (<= {latency['mtu']} B)",
+            f"{latency['count']:,}",
+            _figure(latency["mean_us"], 1),
+            _figure(latency["median_us"], 1),
+            "p99 " + _figure(latency["p99_us"], 1),
+        )
+    return table
 
 
 def _figure(value: object, decimals: int = 1) -> str:

@@ -7,6 +7,8 @@ are comments. Triggers and failures are htsim-only features and are rejected her
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,28 +45,59 @@ def write_connection_matrix(
     write_owned_file(Path(path), text, MATRIX_SIGNATURE, force)
 
 
-def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
-    """Returns (number of nodes, workload); flows keep the file's order."""
+# Simulated time is picoseconds on an unsigned 64-bit clock (see simulate's MAX_TIME_PS), and
+# a flow's bytes must stay exact as a float (the statistics divide them).
+MAX_START_PS = 2**62
+MAX_FLOW_BYTES = 2**53
+# Hosts a matrix may declare: far above any fabric, low enough to refuse a typo up front.
+MAX_NODES = 2**31 - 1
+
+
+def read_connection_matrix(path: str | Path, hosts: int | None = None) -> tuple[int, Workload]:
+    """Returns (number of nodes, workload); flows keep the file's order. Every problem is a
+    ConnectionMatrixError naming the file and line; `hosts`: the fabric's, which `Nodes`
+    must equal."""
     where = Path(path)
+    try:
+        data = where.read_bytes()
+    except OSError as exc:
+        raise ConnectionMatrixError(f"{where}: cannot read it: {exc.strerror}") from None
     nodes: int | None = None
     declared: int | None = None
+    # Lines of the Nodes and Connections lines and of each connection, for later errors.
+    nodes_line = declared_line = 0
+    lines: list[int] = []
     src: list[int] = []
     dst: list[int] = []
     start: list[int] = []
     size: list[int] = []
-    for number, raw in enumerate(where.read_text(encoding="ascii").splitlines(), start=1):
-        tokens = raw.split()
-        if not tokens or tokens[0].startswith("#"):
-            continue
+    for number, raw_bytes in enumerate(data.splitlines(), start=1):
 
         def fail(message: str, line: int = number) -> ConnectionMatrixError:
             return ConnectionMatrixError(f"{where}:{line}: {message}")
 
+        try:
+            raw = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            raise fail("not UTF-8 text") from None
+        tokens = raw.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue  # comments may say anything in any language
+        if not raw.isascii():
+            raise fail(f"unexpected character in {raw.strip()!r} (only comments may hold them)")
         head = tokens[0]
         if head == "Nodes" and len(tokens) == 2:
-            nodes = int(tokens[1])
+            if nodes is not None:
+                raise fail("a second 'Nodes' line")
+            nodes = _count(tokens[1], "Nodes", 1, MAX_NODES, fail)
+            nodes_line = number
+            if hosts is not None and nodes != hosts:
+                raise fail(f"Nodes {nodes}, the fabric has {hosts} hosts")
         elif head == "Connections" and len(tokens) == 2:
-            declared = int(tokens[1])
+            if declared is not None:
+                raise fail("a second 'Connections' line")
+            declared = _count(tokens[1], "Connections", 0, MAX_NODES, fail)
+            declared_line = number
         elif "->" in head:
             a, _, b = head.partition("->")
             fields = dict(zip(tokens[1::2], tokens[2::2], strict=False))
@@ -73,25 +106,31 @@ def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
                 raise fail(f"unsupported field(s) {', '.join(sorted(unknown))} (triggers?)")
             if "start" not in fields or "size" not in fields:
                 raise fail("a connection needs 'start T' and 'size B'")
-            try:
-                src.append(int(a))
-                dst.append(int(b))
-                start.append(round(float(fields["start"])))
-                size.append(int(fields["size"]))
-            except ValueError as exc:
-                raise fail(f"cannot read {raw.strip()!r}: {exc}") from exc
+            src.append(_count(a, "source", 0, MAX_NODES, fail))
+            dst.append(_count(b, "destination", 0, MAX_NODES, fail))
+            if src[-1] == dst[-1]:
+                raise fail(f"host {src[-1]} sends to itself")
+            start.append(_start(fields["start"], fail))
+            size.append(_count(fields["size"], "size", 1, MAX_FLOW_BYTES, fail))
+            lines.append(number)
         else:
             raise fail(f"unexpected line {raw.strip()!r}")
     if nodes is None:
-        raise ConnectionMatrixError(f"{where}: missing 'Nodes N' line")
+        raise ConnectionMatrixError(f"{where}:1: no 'Nodes N' line (htsim's first line)")
     if declared is not None and declared != len(src):
         raise ConnectionMatrixError(
-            f"{where}: 'Connections {declared}' but {len(src)} connection lines"
+            f"{where}:{declared_line}: 'Connections {declared}' but {len(src)} connection "
+            f"line{'s' if len(src) != 1 else ''}"
         )
     s = np.asarray(src, dtype=np.int64)
     d = np.asarray(dst, dtype=np.int64)
-    if len(s) and (s.min() < 0 or d.min() < 0 or max(s.max(), d.max()) >= nodes):
-        raise ConnectionMatrixError(f"{where}: host ids must lie in 0..{nodes - 1}")
+    outside = np.flatnonzero(np.maximum(s, d) >= nodes)
+    if len(outside):
+        line = lines[int(outside[0])]
+        raise ConnectionMatrixError(
+            f"{where}:{line}: host ids must lie in 0..{nodes - 1} ('Nodes {nodes}' on line "
+            f"{nodes_line})"
+        )
     workload = Workload(
         src=s.astype(np.int32),
         dst=d.astype(np.int32),
@@ -100,3 +139,27 @@ def read_connection_matrix(path: str | Path) -> tuple[int, Workload]:
         description={"pattern": "htsim-connection-matrix", "source": str(where)},
     )
     return nodes, workload
+
+
+def _count(
+    text: str, what: str, least: int, most: int, fail: Callable[[str], ConnectionMatrixError]
+) -> int:
+    """A whole number in least..most: `Nodes twelve`, `size 1e30` and `size -1` are errors."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise fail(f"{what} {text!r} is not a whole number") from None
+    if not least <= value <= most:
+        raise fail(f"{what} {text} is out of range (expected {least}..{most})")
+    return value
+
+
+def _start(text: str, fail: Callable[[str], ConnectionMatrixError]) -> int:
+    """A start time in picoseconds (htsim writes them as floats too): finite, in range."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise fail(f"start {text!r} is not a number of picoseconds") from None
+    if not math.isfinite(value) or not 0 <= value < MAX_START_PS:
+        raise fail(f"start {text} is out of range (expected 0 <= start < {MAX_START_PS} ps)")
+    return round(value)

@@ -44,4 +44,10 @@ def resolve_profile(name: str | None, transport: str) -> Profile:
         return NO_PROFILE
     if name not in PROFILES:
         raise ValueError(f"--profile {name!r}: expected one of {', '.join(PROFILES)}")
+    if transport not in FATPATHS_SC20:
+        # The paper simulates no MPTCP: a preset borrowed from TCP would claim a set-up it has not.
+        raise ValueError(
+            f"--profile {name} has no preset for --transport {transport}; "
+            f"it has one for {', '.join(FATPATHS_SC20)}"
+        )
     return FATPATHS_SC20[transport]

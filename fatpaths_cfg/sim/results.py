@@ -28,6 +28,25 @@ SIZE_BUCKETS = (
 
 FloatArray = npt.NDArray[np.float64]
 
+# "Latency" in summaries: the FCT of flows that fit in one packet (size <= the MTU's payload),
+# which carry no congestion-window or load-balancing effect, only queueing and hops.
+LATENCY_DEFINITION = "FCT of one-packet flows (size <= mtu payload bytes)"
+DEFAULT_MTU = 9000
+
+
+def _throughput_stats(gbps: FloatArray) -> dict[str, float | int | None]:
+    """Throughput per flow (size / FCT) of finished flows: mean, median and the 1% tail (the
+    1st percentile: 99% of flows were faster), the FatPaths paper's Figure 2 axes."""
+    done = gbps[np.isfinite(gbps)]
+    if len(done) == 0:
+        return {"count": 0, "mean": None, "median": None, "p1": None}
+    return {
+        "count": len(done),
+        "mean": float(np.mean(done)),
+        "median": median(done),
+        "p1": percentile(done, 1),
+    }
+
 
 def _stats_us(values_ps: FloatArray) -> dict[str, float | int | None]:
     done = values_ps[np.isfinite(values_ps)]
@@ -140,13 +159,17 @@ class SimResult:
         fct = self.fct_ps()[measured]
         elapsed = self.elapsed_ps()[measured]
         sizes = self.workload.size[measured]
+        all_tput = self.throughput_gbps()[measured]
         buckets: dict[str, object] = {}
+        tput_buckets: dict[str, object] = {}
         for name, lo, hi in SIZE_BUCKETS:
             sel = (sizes >= lo) & (sizes < hi if hi is not None else True)
             if np.any(sel):
                 buckets[name] = _stats_us(fct[sel])
-        tput = self.throughput_gbps()[measured]
-        tput = tput[np.isfinite(tput)]
+                tput_buckets[name] = _throughput_stats(all_tput[sel])
+        tput = all_tput[np.isfinite(all_tput)]
+        given_mtu = self.config.get("mtu")
+        mtu = given_mtu if isinstance(given_mtu, int) else DEFAULT_MTU
         finished = int(np.sum(self.finished[measured]))
         c = self.counters
         events = int(c.get("events", 0))
@@ -166,6 +189,12 @@ class SimResult:
             "fct": _stats_us(fct),
             "fct_with_unfinished": _stats_with_unfinished_us(fct, elapsed),
             "fct_by_size": buckets,
+            "throughput_by_size_gbps": tput_buckets,
+            "latency": {
+                "definition": LATENCY_DEFINITION,
+                "mtu": mtu,
+                **_stats_us(fct[sizes <= mtu]),
+            },
             "sender_fct": _stats_us(self.sender_fct_ps()[measured]),
             "throughput_gbps": {
                 "mean": float(np.mean(tput)) if len(tput) else None,

@@ -67,6 +67,9 @@ class SimConfig:
     load_balancing: str = "spray"
     mtu: int = 9000
     header: int = 64
+    # Bytes of an ACK, NACK or pull on the wire; None: the header's (htsim's TCP: 40 B ACKs
+    # beside 1,500 B data packets that count their headers in the MTU).
+    ack_bytes: int | None = None
     queue_packets: int | None = None
     ecn_threshold_packets: int | None = None
     initial_window: int | None = None
@@ -129,6 +132,8 @@ class SimConfig:
             )
         if self.mtu <= 0 or self.header <= 0:
             raise ValueError("mtu and header must be positive")
+        if self.ack_bytes is not None and self.ack_bytes <= 0:
+            raise ValueError("ack_bytes must be positive")
         if not 0 < self.pull_rate <= 1:
             raise ValueError("pull_rate must lie in (0, 1]")
         if self.routing not in ROUTING:
@@ -177,6 +182,7 @@ class SimConfig:
             else _DEFAULT_ECN[congestion]
         )
         d["initial_window"] = self.initial_window or _DEFAULT_WINDOW[self.transport]
+        d["ack_bytes"] = self.ack_bytes or self.header
         d["rto_granularity_us"] = (
             self.rto_granularity_us if self.rto_granularity_us is not None else self.min_rto_us / 4
         )
@@ -213,6 +219,7 @@ class SimConfig:
             "tcp_pacing": self.tcp_pacing,
             "mtu": self.mtu,
             "header": self.header,
+            "ack_bytes": r["ack_bytes"],
             "queue_packets": r["queue_packets"],
             "ecn_threshold_packets": r["ecn_threshold_packets"],
             "initial_window": r["initial_window"],
@@ -309,6 +316,10 @@ class _Clock:
         return time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
+# Simulated time's representation ends near 1.8e19 ps; a doubled slice stays well inside it.
+_MAX_SLICE_PS = 1 << 60
+
+
 def simulate(
     network: SimNetwork,
     workload: Workload,
@@ -328,9 +339,16 @@ def simulate(
     # slices are also the deadlock checks of lossless runs.
     step = max(1, end_ps // slices) if end_ps is not None else 10_000_000
     t = 0
+    # A slice in which nothing happened (the next flow starts much later) doubles the next
+    # one: the engine jumps from event to event anyway, and idle simulated time must not cost
+    # a slice per 10 us (a flow starting at 9e18 ps took 10^11 of them).
+    idle_step, events = step, -1
     while end_ps is None or t < end_ps:
-        t = t + step if end_ps is None else min(end_ps, t + step)
+        t = t + idle_step if end_ps is None else min(end_ps, t + idle_step)
         more = engine.run_until(t)
+        done = engine.counters()["events"]
+        idle_step = step if done != events else min(idle_step * 2, _MAX_SLICE_PS)
+        events = done
         if progress:
             progress(engine.now_ps if end_ps is None else t, end_ps)
         if config.lossless:

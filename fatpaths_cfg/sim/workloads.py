@@ -7,6 +7,7 @@ them at random, otherwise each (source, destination) pair carries one flow start
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -187,10 +188,21 @@ def parse_bytes(text: str) -> int:
     unit = s[len(number) :] or "b"
     if unit not in _UNITS or not number:
         raise WorkloadError(f"cannot read size {text!r}; use e.g. 1500, 64KiB, 2MB or websearch")
-    value = float(number) * _UNITS[unit]
-    if value <= 0:
-        raise WorkloadError(f"size {text!r} must be positive")
+    try:
+        value = float(number) * _UNITS[unit]
+    except ValueError:
+        raise WorkloadError(
+            f"cannot read size {text!r}; use e.g. 1500, 64KiB, 2MB or websearch"
+        ) from None
+    if not math.isfinite(value) or value < 1:
+        raise WorkloadError(f"size {text!r} must be at least one byte")
+    if value > MAX_FLOW_BYTES:
+        raise WorkloadError(f"size {text!r} is above {MAX_FLOW_BYTES:,} bytes (2^53)")
     return round(value)
+
+
+# A flow's bytes must stay exact as a float (the statistics divide them).
+MAX_FLOW_BYTES = 2**53
 
 
 _TIME_UNITS = {"ps": 1, "ns": 1000, "us": 1000**2, "ms": 1000**3, "s": 1000**4}

@@ -133,14 +133,14 @@ def execute_sweep(
     """Run the tasks the dataset does not hold yet; rows stream into it as they finish."""
     from fatpaths_cfg.sweep.dataset import DatasetWriter, finished_keys
     from fatpaths_cfg.sweep.engine import connect, run_tasks
-    from fatpaths_cfg.sweep.results import claim_results_folder
+    from fatpaths_cfg.sweep.results import claim_results_folder, record_files
 
     done = finished_keys(folder.dataset, include_failed=not retry_failed)
     pending = [task for task in plan.tasks if task.key not in done]
     already = len(plan.tasks) - len(pending)
     if not pending:
         return SweepRun(len(plan.tasks), already, 0, 0, "nothing to run")
-    writer = DatasetWriter(folder.dataset)
+    writer = DatasetWriter(folder.dataset, on_part=lambda part: record_files(folder, [part]))
     failed = 0
     with connect(scheduler, workers) as (client, where):
         claim_results_folder(folder, plan.name, str(plan.file))
@@ -169,7 +169,7 @@ def write_report(plan: SweepPlan, folder: ResultsFolder) -> list[Path]:
     """summary.md and the plots, from this sweep's rows of the dataset."""
     from fatpaths_cfg.sweep.dataset import read_rows
     from fatpaths_cfg.sweep.plots import sweep_plots
-    from fatpaths_cfg.sweep.results import write_if_changed
+    from fatpaths_cfg.sweep.results import record_files, write_if_changed
     from fatpaths_cfg.sweep.summary import summary_markdown
 
     keys = {task.key for task in plan.tasks}
@@ -177,6 +177,7 @@ def write_report(plan: SweepPlan, folder: ResultsFolder) -> list[Path]:
     files = {"summary.md": summary_markdown(plan.name, rows).encode()}
     files.update(sweep_plots(plan.name, rows))
     for name, content in files.items():
+        record_files(folder, [folder.directory / name])
         write_if_changed(folder.directory / name, content)
     return [folder.directory / name for name in files]
 
@@ -215,6 +216,17 @@ def sweep_command(
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Run again the tasks the dataset holds as failed."
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Write into -o DIR even if it holds files fatpaths did not write (they are kept).",
+    ),
+    max_tasks: int | None = typer.Option(
+        None,
+        "--max-tasks",
+        min=1,
+        help="Refuse a sweep of more tasks (default: what half the available memory can plan).",
+    ),
 ) -> None:
     """Run a sweep on Dask: results stream into a Parquet dataset; a rerun resumes."""
     from fatpaths_cfg.commands import run_or_exit
@@ -222,9 +234,9 @@ def sweep_command(
     from fatpaths_cfg.sweep.spec import load_sweep
 
     run_or_exit(lambda: check_scheduler(scheduler))
-    plan = run_or_exit(lambda: load_sweep(sweep_file))
+    plan = run_or_exit(lambda: load_sweep(sweep_file, max_tasks))
     target = out or default_results(plan.name)
-    folder = run_or_exit(lambda: check_results_folder(target, plan.name))
+    folder = run_or_exit(lambda: check_results_folder(target, plan.name, [sweep_file], force))
     try:
         run = run_or_exit(lambda: execute_sweep(plan, folder, scheduler, workers, retry_failed))
     except KeyboardInterrupt:
@@ -266,29 +278,54 @@ def tune_rows(
     workers: int | None,
 ) -> tuple[list[dict[str, Any]], str]:
     """The rows tune chooses from, and where they came from: an existing results folder, a
-    sweep run (or resumed) now, or tune's own small sweep of this inventory."""
+    sweep run (or resumed) now, or tune's own small sweep of this inventory. Without
+    --results, the sweep runs in a temporary folder removed afterwards: tune writes nothing
+    but the tuned inventory unless asked."""
+    import tempfile
+
+    from fatpaths_cfg.sweep.results import ResultsFolder
+
+    if results is not None and sweep_file is None and ResultsFolder(results).dataset.is_dir():
+        from fatpaths_cfg.sweep.dataset import read_rows
+
+        return read_rows(ResultsFolder(results).dataset), str(ResultsFolder(results).dataset)
+    if results is not None:
+        return _tune_sweep(inventory, metric, sweep_file, results, grid, scheduler, workers)
+    with tempfile.TemporaryDirectory(prefix="fatpaths-tune-") as scratch:
+        rows, _ = _tune_sweep(
+            inventory, metric, sweep_file, Path(scratch) / "results", grid, scheduler, workers
+        )
+    what = f"sweep {sweep_file}" if sweep_file else "tune's own sweep"
+    return rows, f"{what} (not kept; --results DIR keeps it)"
+
+
+def _tune_sweep(
+    inventory: Path,
+    metric: str,
+    sweep_file: Path | None,
+    results: Path,
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[str, ...]],
+    scheduler: str | None,
+    workers: int | None,
+) -> tuple[list[dict[str, Any]], str]:
     from fatpaths_cfg.sweep.dataset import read_rows
     from fatpaths_cfg.sweep.results import (
-        ResultsFolder,
         check_results_folder,
         claim_results_folder,
-        default_results,
+        record_files,
     )
     from fatpaths_cfg.sweep.spec import load_sweep
     from fatpaths_cfg.sweep.tune import default_sweep_yaml
 
-    if results is not None and sweep_file is None and ResultsFolder(results).dataset.is_dir():
-        return read_rows(ResultsFolder(results).dataset), str(ResultsFolder(results).dataset)
     if sweep_file is None:
-        fabric = yaml_fabric_name(inventory)
-        target = results or default_results(f"tune-{fabric}")
-        sweep_file = target / "tune-sweep.yaml"
-        claim_results_folder(
-            check_results_folder(target, f"tune-{fabric}"), f"tune-{fabric}", str(sweep_file)
-        )
-        sweep_file.write_text(default_sweep_yaml(inventory, target, metric, *grid), "utf-8")
+        name = f"tune-{yaml_fabric_name(inventory)}"
+        folder = check_results_folder(results, name)
+        sweep_file = results / "tune-sweep.yaml"
+        claim_results_folder(folder, name, str(sweep_file))
+        record_files(folder, [sweep_file])
+        sweep_file.write_text(default_sweep_yaml(inventory, results, metric, *grid), "utf-8")
     plan = load_sweep(sweep_file)
-    folder = check_results_folder(results or default_results(plan.name), plan.name)
+    folder = check_results_folder(results, plan.name)
     execute_sweep(plan, folder, scheduler, workers)
     write_report(plan, folder)
     keys = {task.key for task in plan.tasks}
@@ -337,10 +374,13 @@ def tune_command(
     from fatpaths_cfg.commands import run_or_exit
     from fatpaths_cfg.errors import UserErrors
     from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.sweep.results import ResultsFolder
     from fatpaths_cfg.sweep.tune import (
+        GRID_FLAGS,
         METRIC_TASK,
         TUNED_INVENTORY,
         Limits,
+        check_grid_flags,
         check_tuned_target,
         choose,
         tuned_inventory_text,
@@ -360,6 +400,9 @@ def tune_command(
             tuple(a.strip() for a in algorithms.split(",") if a.strip()),
         )
     )
+    if sweep_file is None and not (results and ResultsFolder(results).dataset.is_dir()):
+        flags = dict(zip(GRID_FLAGS, grid, strict=True))
+        run_or_exit(lambda: check_grid_flags(inventory, flags))
     rows, source = run_or_exit(
         lambda: tune_rows(inventory, metric, sweep_file, results, grid, scheduler, workers)
     )

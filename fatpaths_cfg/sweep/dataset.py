@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,17 @@ PART_GLOB = "part-*.parquet"
 class DatasetWriter:
     """Appends rows to the dataset in `directory`, a batch per part file."""
 
-    def __init__(self, directory: Path, batch_rows: int = 64, batch_seconds: float = 2.0) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        batch_rows: int = 64,
+        batch_seconds: float = 2.0,
+        on_part: Callable[[Path], None] | None = None,
+    ) -> None:
         self.directory = directory
+        # Told of each part file just before it is renamed into place (the results folder
+        # lists it as its own).
+        self.on_part = on_part
         self.batch_rows = batch_rows
         self.batch_seconds = batch_seconds
         self._rows: list[dict[str, Any]] = []
@@ -51,6 +61,10 @@ class DatasetWriter:
         name = f"part-{self._run}-{self._parts:05d}.parquet"
         staging = self.directory / f".{name}.tmp"
         pq.write_table(table, staging)
+        if self.on_part is not None:
+            # Listed before it appears: an interrupt in between leaves a name listed for a
+            # file that is not there (harmless), never a file of ours that looks foreign.
+            self.on_part(self.directory / name)
         os.replace(staging, self.directory / name)
         self._parts += 1
         self._rows = []

@@ -44,8 +44,15 @@ def sweep_plots(name: str, rows: list[dict[str, Any]]) -> dict[str, bytes]:
         if not scores:
             continue
         seeds = sorted({row["seed"] for row in group_rows})
-        plots[f"heatmap-{group.slug()}.png"] = heatmap(name, group, scores, seeds)
-        plots[f"pareto-{group.slug()}.png"] = pareto(name, group, scores)
+        # A heatmap needs two axes: with one layer count or one rho it is a single column,
+        # which the comparison view draws as a line instead.
+        if len({s.layers for s in scores}) > 1 and len({s.rho for s in scores}) > 1:
+            plots[f"heatmap-{group.slug()}.png"] = heatmap(name, group, scores, seeds)
+        if len(scores) > 1:
+            plots[f"pareto-{group.slug()}.png"] = pareto(name, group, scores)
+    from fatpaths_cfg.sweep.compare import comparison_plots
+
+    plots.update(comparison_plots(name, rows))
     return plots
 
 

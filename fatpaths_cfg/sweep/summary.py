@@ -138,6 +138,9 @@ def summary_markdown(name: str, rows: list[dict[str, Any]]) -> str:
         f"{len(rows)} tasks: {ok} succeeded, {len(rows) - ok} failed.",
         "Values are means over the seeds that succeeded; costs are per switch.",
     ]
+    from fatpaths_cfg.sweep.compare import comparison_markdown
+
+    lines += comparison_markdown(rows)
     for group, group_rows in task_groups(rows).items():
         lines += _group_section(group, group_rows)
     failed = [row for row in rows if row["status"] != "ok"]

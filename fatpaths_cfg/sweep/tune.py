@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.sweep.summary import (
     METRIC_LABEL,
     TASK_METRIC,
@@ -27,6 +27,8 @@ METRIC_TASK = {metric: task for task, (metric, _) in TASK_METRIC.items()}
 DEFAULT_LAYERS = (1, 2, 4, 8)
 DEFAULT_RHO = (0.5, 0.7)
 DEFAULT_ALGORITHMS = ("random",)
+# The flags of tune's own grid, and the routing field each one sets.
+GRID_FLAGS = {"--layers": "layers", "--rho": "rho", "--algorithms": "algorithm"}
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,30 @@ def tuned_inventory_text(inventory: Path, choice: Choice) -> str:
     header = [f"{TUNED_INVENTORY} {inventory.name} with {choice.limits.describe()}\n"]
     header += [f"#   {line}\n" for line in choice.explanation()]
     return "".join(header) + replace_routing_block(text, routing)
+
+
+def check_grid_flags(inventory: Path, grid: dict[str, tuple[Any, ...]]) -> None:
+    """Each value of tune's own grid must make a valid routing block of this inventory, and
+    is reported at its flag (tune writes the grid into a sweep file only after this)."""
+    from pydantic import ValidationError
+
+    from fatpaths_cfg.inventory.load import load_inventory
+    from fatpaths_cfg.inventory.schema import RoutingSpec
+
+    routing = load_inventory(inventory).spec.routing.model_dump()
+    errors: list[UserError] = []
+    for flag, values in grid.items():
+        field = GRID_FLAGS[flag]
+        if not values:
+            errors.append(UserError(flag, 0, "", "no values given", "comma-separated values"))
+        for value in values:
+            try:
+                RoutingSpec.model_validate({**routing, field: value})
+            except ValidationError as exc:
+                message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+                errors.append(UserError(flag, 0, "", f"{value!r}: {message}"))
+    if errors:
+        raise UserErrors(errors)
 
 
 def check_tuned_target(out: Path, inventory: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,12 +156,42 @@ def require_range(
     return value
 
 
+@dataclass(frozen=True)
+class SwitchBudget:
+    """A lower switch cap set by a caller that knows what each switch will cost it (the
+    simulator's switch-pair tables), checked before any edge is built."""
+
+    switches: int
+    # Says what the cap is derived from, e.g. "simulating it needs about 13 GB, 9 GB available".
+    why: Callable[[int], str]
+    override: str
+
+
+_budget: ContextVar[SwitchBudget | None] = ContextVar("switch_budget", default=None)
+
+
+@contextmanager
+def switch_budget(budget: SwitchBudget | None) -> Iterator[None]:
+    token = _budget.set(budget)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
 def require_size(field: str, num_switches: int) -> None:
     if num_switches > MAX_SWITCHES:
         raise TopologyParameterError(
             field,
             f"the topology would have {num_switches} switches",
             f"a value giving at most {MAX_SWITCHES} switches",
+        )
+    budget = _budget.get()
+    if budget is not None and num_switches > budget.switches:
+        raise TopologyParameterError(
+            field,
+            f"the topology would have {num_switches} switches: {budget.why(num_switches)}",
+            f"a value giving at most {budget.switches} switches, or {budget.override}",
         )
 
 

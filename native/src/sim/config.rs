@@ -144,8 +144,10 @@ pub struct SimConfig {
     pub load_balancing: LoadBalancing,
     /// Payload bytes of a full data packet (htsim's `-mtu`).
     pub mtu: u32,
-    /// Header bytes on the wire; also the size of ACK, NACK, PULL and trimmed headers.
+    /// Header bytes on the wire of a data packet; also the size of a trimmed packet.
     pub header: u32,
+    /// Bytes on the wire of an ACK, NACK or PULL.
+    pub ack_bytes: u32,
     /// Switch output queue capacity, in MTU-sized packets.
     pub queue_packets: u32,
     /// ECN marking threshold in packets queued (DCTCP); 0 disables marking.
@@ -201,6 +203,7 @@ impl Default for SimConfig {
             load_balancing: LoadBalancing::Spray,
             mtu: 9000,
             header: 64,
+            ack_bytes: 64,
             queue_packets: 8,
             ecn_threshold_packets: 0,
             drop_policy: DropPolicy::Tail,

@@ -18,6 +18,7 @@ use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
 use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
+use super::nic::HostQueues;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
 use super::random::SimRng;
@@ -38,9 +39,10 @@ struct Queued {
 
 #[derive(Default)]
 struct PortState {
-    /// Data packets.
+    /// Data packets (a host's NIC keeps them in `Datapath::host_queues` instead).
     low: VecDeque<Queued>,
-    /// NDP control packets and trimmed headers, served first.
+    /// Control packets and trimmed headers, served first: at hosts' NICs for every transport
+    /// (as htsim's host queue), at switches for NDP.
     high: VecDeque<Queued>,
     low_bytes: u64,
     high_bytes: u64,
@@ -192,6 +194,8 @@ pub struct Datapath {
     counters: Counters,
     /// Where every data packet's copies are (source NIC, network, delivered).
     copies: CopyLedger,
+    /// Data waiting at hosts' NICs, one lane per flow and plane, served round robin.
+    host_queues: HostQueues<Queued>,
 }
 
 /// One flow of the workload.
@@ -266,8 +270,8 @@ impl Simulator {
         transport: Option<Box<dyn Transport<Datapath>>>,
     ) -> Result<Self, String> {
         spec.validate()?;
-        if cfg.mtu == 0 || cfg.header == 0 {
-            return Err("mtu and header must be positive".into());
+        if cfg.mtu == 0 || cfg.header == 0 || cfg.ack_bytes == 0 {
+            return Err("mtu, header and ack_bytes must be positive".into());
         }
         if cfg
             .fatpaths_layers
@@ -396,6 +400,10 @@ impl Simulator {
             now: 0,
             counters: Counters::default(),
             copies: CopyLedger::new(n_flows),
+            host_queues: HostQueues::new(
+                n_flows * spec.n_planes(),
+                spec.n_hosts() * spec.n_planes(),
+            ),
         };
         Ok(Simulator {
             net,
@@ -950,18 +958,19 @@ impl Datapath {
         let p = self.packets[pkt as usize];
         let entry = Queued { pkt, size: p.size };
         let ps = &self.port_state[port as usize];
-        if ps.busy_until <= now && ps.low.is_empty() && ps.high.is_empty() {
+        if ps.busy_until <= now && ps.low_bytes == 0 && ps.high_bytes == 0 {
             self.transmit(port, entry);
             return;
         }
         let is_nic = self.is_nic(port);
-        let urgent = self.trimming && (p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0);
+        let urgent = (self.trimming || is_nic)
+            && (p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0);
         if urgent {
             self.push_high(port, entry, is_nic);
         } else if is_nic {
-            let ps = &mut self.port_state[port as usize];
-            ps.low.push_back(entry);
-            ps.low_bytes += p.size as u64;
+            let lane = p.flow as usize * self.planes as usize + p.plane as usize;
+            self.host_queues.push(self.nic_index(port), lane, entry);
+            self.port_state[port as usize].low_bytes += p.size as u64;
         } else if self.red_drops(port) {
             self.lose(pkt);
             return;
@@ -1076,6 +1085,12 @@ impl Datapath {
         port >= 2 * self.n_links && (port - 2 * self.n_links).is_multiple_of(2)
     }
 
+    /// The NIC `port` is, numbered host by host and plane by plane.
+    #[inline]
+    fn nic_index(&self, port: u32) -> usize {
+        ((port - 2 * self.n_links) / 2) as usize
+    }
+
     /// A packet starts serialisation at its source NIC: from now on it can be lost.
     #[inline]
     fn left_source(&mut self, pkt: u32) {
@@ -1091,10 +1106,18 @@ impl Datapath {
             self.tx_done_lossless(port);
             return;
         }
+        let is_nic = self.is_nic(port);
+        let nic = if is_nic { self.nic_index(port) } else { 0 };
         let ps = &mut self.port_state[port as usize];
         ps.wake_pending = false;
         let next = if let Some(e) = ps.high.pop_front() {
             ps.high_bytes -= e.size as u64;
+            e
+        } else if is_nic {
+            let Some(e) = self.host_queues.pop(nic) else {
+                return;
+            };
+            ps.low_bytes -= e.size as u64;
             e
         } else if let Some(e) = ps.low.pop_front() {
             ps.low_bytes -= e.size as u64;
@@ -1104,7 +1127,7 @@ impl Datapath {
         };
         self.transmit(port, next);
         let ps = &mut self.port_state[port as usize];
-        if !(ps.low.is_empty() && ps.high.is_empty()) {
+        if ps.low_bytes != 0 || ps.high_bytes != 0 {
             ps.wake_pending = true;
             self.events.push(ps.busy_until, EventKind::TxDone, port, 0);
         }

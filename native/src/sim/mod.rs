@@ -8,7 +8,7 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `copies` (where each data packet's copies are), `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates),
+//! `copies` (where each data packet's copies are), `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates), `nic` (hosts' fair data queues),
 //! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
 //! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
 //! `tcp` (transports, TCP covering NewReno and DCTCP), `mptcp` (TCP subflows over several
@@ -24,6 +24,7 @@ pub mod layers;
 pub mod mptcp;
 pub mod ndp;
 pub mod network;
+pub mod nic;
 pub mod packet;
 pub mod pfc;
 pub mod python;

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use super::config::LoadBalancing;
 use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
-use super::transport::{Host, Transport};
+use super::transport::{Host, Transport, INITIAL_RTO};
 
 const UNSENT: u8 = 0;
 const IN_FLIGHT: u8 = 1;
@@ -27,16 +27,26 @@ struct NdpFlow {
     rtx: VecDeque<u32>,
     state: Vec<u8>,
     last_progress: Time,
+    /// Smoothed RTT and its variation from ACKs (0: no sample yet), and the timeout they give.
+    srtt: Time,
+    rttvar: Time,
+    rto: Time,
     // receiver side
     received: Vec<u64>,
     received_count: u32,
     pull_no: u32,
     last_layer: u8,
+    /// Pull numbers waiting in the receiver's pacer, oldest first.
+    pulls: VecDeque<u32>,
 }
 
+/// A receiving host's pulls: one per packet that arrived, released one per packet time. Flows
+/// with waiting pulls take turns, one pull each (htsim's fair pull queue), so a short flow's
+/// one pull does not wait behind every window-full that long flows have queued.
 #[derive(Default)]
 struct PullPacer {
-    queue: VecDeque<(u32, u32)>,
+    /// Flows with pulls waiting, in the order their turns come.
+    turns: VecDeque<u32>,
     last_pull: Option<Time>,
     tick_pending: bool,
 }
@@ -109,11 +119,14 @@ impl Ndp {
         let pull_no = st.pull_no;
         let pacer = &mut self.pacers[receiver as usize];
         let due = pacer.last_pull.is_none_or(|t| now >= t + spacing);
-        if pacer.queue.is_empty() && !pacer.tick_pending && due {
+        if pacer.turns.is_empty() && !pacer.tick_pending && due {
             reply.flags |= flags::PULL;
             pacer.last_pull = Some(now);
         } else {
-            pacer.queue.push_back((f as u32, pull_no));
+            if st.pulls.is_empty() {
+                pacer.turns.push_back(f as u32);
+            }
+            st.pulls.push_back(pull_no);
             if !pacer.tick_pending {
                 pacer.tick_pending = true;
                 let at = pacer.last_pull.map_or(now, |t| (t + spacing).max(now));
@@ -135,6 +148,7 @@ impl<H: Host> Transport<H> for Ndp {
         st.state = vec![UNSENT; n as usize];
         st.received = vec![0; (n as usize).div_ceil(64)];
         st.last_progress = host.now();
+        st.rto = host.config().min_rto.max(INITIAL_RTO);
         for _ in 0..host.config().initial_window.min(n) {
             self.send_packet(host, f);
         }
@@ -157,7 +171,7 @@ impl<H: Host> Transport<H> for Ndp {
             aux: 0,
             entropy,
             dst: src,
-            size: host.config().header,
+            size: host.config().ack_bytes,
             kind: PacketKind::Ack,
             flags: 0,
             layer,
@@ -203,10 +217,22 @@ impl<H: Host> Transport<H> for Ndp {
         if host.sender_done(f) {
             return;
         }
+        let now = host.now();
         let st = &mut self.flows[f];
-        st.last_progress = host.now();
+        st.last_progress = now;
         match p.kind {
             PacketKind::Ack => {
+                // Each copy echoes its own send time, so even an ACK of a retransmission is an
+                // unambiguous sample (htsim's NDP estimates its timeout the same way).
+                let sample = now - p.sent_at;
+                if st.srtt == 0 {
+                    st.srtt = sample;
+                    st.rttvar = sample / 2;
+                } else {
+                    st.rttvar = (3 * st.rttvar + st.srtt.abs_diff(sample)) / 4;
+                    st.srtt = (7 * st.srtt + sample) / 8;
+                }
+                st.rto = (st.srtt + 4 * st.rttvar).max(host.config().min_rto);
                 if st.state[p.seq as usize] != ACKED {
                     st.state[p.seq as usize] = ACKED;
                     st.acked += 1;
@@ -250,9 +276,16 @@ impl<H: Host> Transport<H> for Ndp {
         let spacing = Self::pull_spacing(host, receiver);
         let pacer = &mut self.pacers[receiver as usize];
         pacer.tick_pending = false;
-        while let Some((f, pull_no)) = self.pacers[receiver as usize].queue.pop_front() {
+        while let Some(f) = self.pacers[receiver as usize].turns.pop_front() {
+            let st = &mut self.flows[f as usize];
             if host.received_all(f as usize) {
+                // Everything is here: its pulls would only send what is no longer needed.
+                st.pulls = VecDeque::new();
                 continue;
+            }
+            let pull_no = st.pulls.pop_front().expect("a flow with a turn has a pull");
+            if !st.pulls.is_empty() {
+                self.pacers[receiver as usize].turns.push_back(f);
             }
             let (src, _) = host.endpoints(f as usize);
             let data_layer = self.flows[f as usize].last_layer;
@@ -265,7 +298,7 @@ impl<H: Host> Transport<H> for Ndp {
                 aux: pull_no,
                 entropy,
                 dst: src,
-                size: host.config().header,
+                size: host.config().ack_bytes,
                 kind: PacketKind::Pull,
                 flags: 0,
                 layer,
@@ -277,7 +310,7 @@ impl<H: Host> Transport<H> for Ndp {
             break;
         }
         let pacer = &mut self.pacers[receiver as usize];
-        if !pacer.queue.is_empty() {
+        if !pacer.turns.is_empty() {
             pacer.tick_pending = true;
             host.set_timer(host.now() + spacing, receiver);
         }
@@ -285,14 +318,17 @@ impl<H: Host> Transport<H> for Ndp {
 
     /// A source that heard nothing for a timeout resends what it sent at least a timeout ago.
     /// This only fires when headers or feedback were lost (queues for headers overflowed).
+    /// The timeout is TCP's estimate from the flow's RTT samples, floored at the minimum RTO,
+    /// and `INITIAL_RTO` before the first sample: a fixed 200 µs fired for packets still
+    /// crossing several full 8-packet queues of a long path (58 µs each at 10 Gb/s).
     /// The clock of a packet starts when it left the source's NIC: a packet still queued there
     /// cannot have been lost, and on a host whose flows together exceed its NIC the wait can be
     /// far longer than the minimum RTO, which used to resend packets that had never left and
     /// pile their copies into the same queue.
     fn check_timeout(&mut self, host: &mut H, f: usize) {
         let now = host.now();
-        let rto = host.config().min_rto;
         let st = &mut self.flows[f];
+        let rto = st.rto;
         if now < st.last_progress + rto {
             return;
         }

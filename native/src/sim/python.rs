@@ -128,6 +128,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         notify_delay: optional(d, "notify_delay_ps", base.adaptive.notify_delay)?,
     };
     let policy: String = scalar(d, "layer_policy")?;
+    let header: u32 = scalar(d, "header")?;
     let drop: String = optional(d, "drop_policy", "tail".to_string())?;
     let plane_choice: String = optional(d, "plane_choice", "hash".to_string())?;
     let paths: String = optional(d, "subflow_paths", "kshortest".to_string())?;
@@ -143,7 +144,8 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         load_balancing: LoadBalancing::parse(&lb)
             .ok_or_else(|| PyValueError::new_err(format!("unknown load balancing '{lb}'")))?,
         mtu: scalar(d, "mtu")?,
-        header: scalar(d, "header")?,
+        header,
+        ack_bytes: optional(d, "ack_bytes", header)?,
         queue_packets: scalar(d, "queue_packets")?,
         ecn_threshold_packets: scalar(d, "ecn_threshold_packets")?,
         drop_policy: DropPolicy::parse(&drop)

@@ -7,16 +7,11 @@
 
 use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time};
-use super::transport::{Host, Transport};
+use super::transport::{Host, Transport, INITIAL_RTO};
 
 /// DCTCP's gain for the marked-fraction moving average (1/16, as in the DCTCP paper).
 const DCTCP_G: f64 = 1.0 / 16.0;
 const MAX_BACKOFF: u32 = 6;
-/// Retransmission timeout before the first RTT sample. RFC 6298 starts at 1 s for the open
-/// Internet; inside a data centre 1 ms still covers a first window queued behind other flows'
-/// (100 jumbo frames at 10 Gb/s take 720 µs), where a 200 µs floor alone fires before any ACK
-/// can return.
-const INITIAL_RTO: Time = 1_000_000_000;
 
 #[derive(Default)]
 struct TcpFlow {
@@ -177,7 +172,7 @@ impl<H: Host> Transport<H> for Tcp {
             aux: cum,
             entropy,
             dst: src,
-            size: host.config().header,
+            size: host.config().ack_bytes,
             kind: PacketKind::Ack,
             flags: if p.flags & flags::ECN_CE != 0 {
                 flags::ECE

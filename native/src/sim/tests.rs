@@ -391,3 +391,62 @@ fn tcp_first_window_queued_past_the_rto_floor_does_not_time_out() {
     assert_eq!(sim.counters().timeouts, 0);
     assert!(sim.flows().iter().any(|f| f.finish > 500 * US));
 }
+
+#[test]
+fn a_short_flow_does_not_wait_behind_a_long_flows_backlog_at_its_nic() {
+    // Host 0 starts a long flow to host 1, then a one-packet flow to host 2: served round
+    // robin, the short one waits for one packet of the long flow at the NIC, not for its whole
+    // first window (30 packets under NDP, 10 under TCP) as it did behind one FIFO.
+    let spec = fabric(2, &[(0, 1)], &[1, 2], 10.0);
+    let flows = [
+        FlowSpec {
+            src: 0,
+            dst: 1,
+            size: 300 * 1500,
+            start: 0,
+        },
+        FlowSpec {
+            src: 0,
+            dst: 2,
+            size: 1500,
+            start: US,
+        },
+    ];
+    let pkt_ps = (1500 + 64) * 8 * 100;
+    for transport in [TransportKind::Ndp, TransportKind::Tcp] {
+        let sim = run(&spec, &flows, config(transport, LoadBalancing::Ecmp));
+        assert!(sim.flows().iter().all(|f| f.finish != NO_TIME));
+        let short = &sim.flows()[1];
+        // At most the packet on the wire and one more of the long flow ahead of it at the
+        // NIC, then its own three store-and-forward serialisations and three links.
+        let bound = 2 * pkt_ps + 3 * pkt_ps + 3 * US;
+        assert!(
+            short.finish - short.start <= bound,
+            "{transport:?}: {} > {bound}",
+            short.finish - short.start
+        );
+        assert_conserved(&sim);
+    }
+}
+
+#[test]
+fn ack_bytes_size_the_acknowledgements_not_the_data() {
+    // A lone flow over three links: the data's timing stays; the last ACK crosses three
+    // store-and-forward serialisations, each 24 bytes shorter with 40-byte ACKs.
+    let spec = fabric(2, &[(0, 1)], &[1, 1], 10.0);
+    let flow = [FlowSpec {
+        src: 0,
+        dst: 1,
+        size: 20 * 1500,
+        start: 0,
+    }];
+    for transport in [TransportKind::Ndp, TransportKind::Tcp] {
+        let mut cfg = config(transport, LoadBalancing::Ecmp);
+        let wide = run(&spec, &flow, cfg.clone());
+        cfg.ack_bytes = 40;
+        let narrow = run(&spec, &flow, cfg);
+        let (w, n) = (&wide.flows()[0], &narrow.flows()[0]);
+        assert_eq!(w.finish, n.finish, "{transport:?}");
+        assert_eq!(w.sender_done - n.sender_done, 3 * 24 * 800, "{transport:?}");
+    }
+}

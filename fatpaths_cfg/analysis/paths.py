@@ -1,0 +1,74 @@
+"""Paths as every analysis sees them: walking a layer's next hops, sampling switch pairs and
+counting link-disjoint paths greedily.
+
+One walker, one sampler and one greedy count, so that diversity, c_l, throughput and the plane
+analyses agree on what "the path of a layer" and "a sampled pair" mean. The sampler takes its
+generator from the caller, who draws it from a stream named after the choice
+(`fatpaths_cfg.stable_hash.stream`), so the number of pairs asked for changes nothing else.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+import numpy as np
+
+Path = tuple[int, ...]
+Link = tuple[int, int]
+
+
+def walk(next_hop: np.ndarray, s: int, t: int) -> Path | None:
+    """The s-t path one layer's table (`next_hop[switch, destination]`) gives; None where the
+    table has no entry (< 0) or loops (a walk longer than the switch count)."""
+    path = [s]
+    while path[-1] != t:
+        nxt = int(next_hop[path[-1], t])
+        if nxt < 0 or len(path) > next_hop.shape[0]:
+            return None
+        path.append(nxt)
+    return tuple(path)
+
+
+def walk_layers(next_hop: np.ndarray, s: int, t: int) -> list[Path | None]:
+    """Per layer of `next_hop[layer, switch, destination]`, its s-t path (None: none)."""
+    return [walk(next_hop[layer], s, t) for layer in range(next_hop.shape[0])]
+
+
+def layer_paths(next_hop: np.ndarray, s: int, t: int) -> list[Path]:
+    """The distinct s-t paths of the layers, in layer order; layers without one are left out."""
+    unique: list[Path] = []
+    for path in walk_layers(next_hop, s, t):
+        if path is not None and path not in unique:
+            unique.append(path)
+    return unique
+
+
+def links_of(path: Path) -> set[Link]:
+    """The undirected links of a path, each as (smaller end, larger end)."""
+    return {(min(u, v), max(u, v)) for u, v in itertools.pairwise(path)}
+
+
+def greedy_disjoint(paths: Iterable[Path]) -> int:
+    """Pairwise link-disjoint paths picked shortest first (ties in path order) from a candidate
+    set: a feasible packing, so a lower bound on the best one."""
+    used: set[Link] = set()
+    chosen = 0
+    for path in sorted(set(paths), key=lambda p: (len(p), p)):
+        links = links_of(path)
+        if not links & used:
+            used |= links
+            chosen += 1
+    return chosen
+
+
+def sample_pairs(switches: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """(P, 2) ordered pairs of distinct members of `switches`: every pair when there are at most
+    `count` of them, else `count` pairs drawn uniformly (with repetition)."""
+    n = len(switches)
+    if n * (n - 1) <= count:
+        s, t = np.nonzero(~np.eye(n, dtype=bool))
+    else:
+        s = rng.integers(n, size=count)
+        t = (s + rng.integers(1, n, size=count)) % n
+    return np.stack([switches[s], switches[t]], axis=1).astype(np.int64)
