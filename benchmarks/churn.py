@@ -168,13 +168,22 @@ def worker(spec_file: Path, out_dir: Path) -> None:
 
 
 def read_side(path: Path) -> Any:
+    import shutil
+
     import numpy as np
 
-    from fatpaths_cfg.plan.view import view_from_data
+    from fatpaths_cfg.compiled import EARLIER_SCHEMAS, load_compiled
+    from fatpaths_cfg.plan.view import RouteView
 
+    # The side as an output directory (without checksums: the structure is still checked), read
+    # by the one loader every stage uses.
+    side = path.with_suffix(".out")
+    side.mkdir()
     with np.load(path) as arrays:
-        data = json.loads(arrays["data"].tobytes())
-        view = view_from_data(data, arrays["dist"], arrays["next_hop"])
+        (side / "fabric.json").write_bytes(arrays["data"].tobytes())
+        np.savez(side / "routing.npz", dist=arrays["dist"], next_hop=arrays["next_hop"])
+    view = RouteView(load_compiled(side, schemas=EARLIER_SCHEMAS))
+    shutil.rmtree(side)
     path.unlink()
     return view
 
@@ -233,15 +242,16 @@ def sample_of(old: Any, new: Any) -> Sample:
 
 
 def view_of(compiled: Any) -> Any:
-    from fatpaths_cfg.plan.view import view_from_data
+    from fatpaths_cfg.compiled import view_of as compiled_view
+    from fatpaths_cfg.plan.view import RouteView
 
-    return view_from_data(compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop)
+    return RouteView(compiled_view(compiled))
 
 
 def earlier_of(compiled: Any) -> Any:
-    from fatpaths_cfg.plan.keep import EarlierCompile
+    from fatpaths_cfg.compiled import view_of as compiled_view
 
-    return EarlierCompile(Path("earlier"), compiled.to_json(), compiled.routing.next_hop)
+    return compiled_view(compiled)
 
 
 @dataclasses.dataclass

@@ -31,7 +31,7 @@ import numpy as np
 
 from fatpaths_cfg import api
 from fatpaths_cfg.analysis.failures import index_paths, single_failures
-from fatpaths_cfg.compiled import LoadedCompiled, loaded_in_memory
+from fatpaths_cfg.compiled import LoadedCompiled, view_of
 
 
 def compile_slimfly(q: int, layers: int) -> LoadedCompiled:
@@ -43,7 +43,7 @@ def compile_slimfly(q: int, layers: int) -> LoadedCompiled:
             f"routing: {{layers: {layers}, rho: 0.6, algorithm: random, seed: 1}}\n",
             encoding="utf-8",
         )
-        return loaded_in_memory(api.compile_fabric(inventory))
+        return view_of(api.compile_fabric(inventory))
 
 
 def layer_trees(table: np.ndarray) -> list[nx.DiGraph]:

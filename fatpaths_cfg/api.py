@@ -14,7 +14,8 @@ from fatpaths_cfg import _native
 from fatpaths_cfg.addressing import allocate_addresses, kept_numbers
 from fatpaths_cfg.analysis.convergence import clos_advice
 from fatpaths_cfg.beside import available_cpus, share_out
-from fatpaths_cfg.compiled import CompiledFabric
+from fatpaths_cfg.compiled import CHECKSUMMED, CHECKSUMS, CompiledFabric
+from fatpaths_cfg.compiled.read import checksums_text, sha256_hex
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.fabric import load_fabric as load_fabric  # a stage of the public API
@@ -204,7 +205,15 @@ def model_output(compiled: CompiledFabric) -> OutputTree:
     tree = OutputTree()
     for task in _model_tasks(tree, compiled):
         task()
+    add_checksums(tree)
     return tree
+
+
+def add_checksums(sink: OutputSink) -> None:
+    """`checksums.sha256` of the files later stages trust, read back as written: what
+    `load_compiled` checks them against, so a file damaged after compile is refused."""
+    digests = {name: sha256_hex(sink.read_back(name)) for name in CHECKSUMMED}
+    sink.add_text(CHECKSUMS, checksums_text(digests))
 
 
 def _model_tasks(sink: OutputSink, compiled: CompiledFabric) -> list[Callable[[], int]]:
@@ -272,6 +281,7 @@ def emit_output(
         share_out(tasks, jobs, lambda: sink.journal[mark:], sink.adopt, items_done)
     else:
         share_out(tasks, 1, lambda: None, lambda _: None, items_done)
+    add_checksums(sink)
 
 
 def build_output(

@@ -159,6 +159,10 @@ class OutputSink:
     def __contains__(self, relative: object) -> bool:
         raise NotImplementedError
 
+    def read_back(self, relative: str) -> bytes:
+        """A file added earlier, as it will be written."""
+        raise NotImplementedError
+
     def add_text(self, relative: str, text: str) -> None:
         self.add_bytes(relative, text.encode("utf-8"))
 
@@ -197,6 +201,9 @@ class OutputTree(OutputSink):
 
     def __contains__(self, relative: object) -> bool:
         return relative in self.files
+
+    def read_back(self, relative: str) -> bytes:
+        return self.files[relative]
 
     @property
     def total_bytes(self) -> int:
@@ -297,6 +304,14 @@ class StagedOutput(OutputSink):
 
     def __contains__(self, relative: object) -> bool:
         return relative in self.sizes
+
+    def read_back(self, relative: str) -> bytes:
+        if relative not in self.sizes:
+            raise KeyError(relative)
+        try:
+            return (self._staging().staging / relative).read_bytes()
+        except OSError as exc:
+            raise _write_error(self.target, exc) from None
 
     @property
     def total_bytes(self) -> int:

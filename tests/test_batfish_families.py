@@ -75,9 +75,11 @@ def _batfish_rows(loaded: LoadedCompiled, families: tuple[str, ...]) -> list[dic
     ]
 
 
-def test_batfish_checks_ipv4_and_leaves_ipv6_to_the_internal_checker() -> None:
-    assert fabric_families({"family": "dual"}) == ("v4", "v6")
-    assert fabric_families({}) == ("v4",)
+def test_batfish_checks_ipv4_and_leaves_ipv6_to_the_internal_checker(
+    dual: LoadedCompiled,
+) -> None:
+    assert fabric_families(dual.addresses) == ("v4", "v6")
+    assert fabric_families(None) == ("v4",)
     assert batfish_families(("v4", "v6")) == ("v4",)
     assert internal_only_families(("v4", "v6")) == ("v6",)
     assert batfish_families(("v6",)) == ()

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.compiled import CompiledFabric
+from fatpaths_cfg.compiled import CompiledFabric, view_of
 from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.plan.change import compare
 from fatpaths_cfg.plan.keep import EarlierCompile
 from fatpaths_cfg.plan.rounds import update_rounds, walk_state
-from fatpaths_cfg.plan.view import RouteView, view_from_data
+from fatpaths_cfg.plan.view import RouteView
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
 HAND6 = INVENTORIES / "hand-6.yaml"
@@ -33,11 +33,11 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 
 def _view(compiled: CompiledFabric) -> RouteView:
-    return view_from_data(compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop)
+    return RouteView(view_of(compiled))
 
 
 def _earlier(compiled: CompiledFabric) -> EarlierCompile:
-    return EarlierCompile(Path("earlier"), compiled.to_json(), compiled.routing.next_hop)
+    return view_of(compiled)
 
 
 @pytest.fixture(scope="module")
@@ -284,7 +284,7 @@ def test_plan_refuses_bad_input_with_exit_2(tmp_path: Path) -> None:
     assert code == 2 and "no such file" in err
     (old / "fabric.json").write_text("[1, 2]")
     code, out, err = _plan(str(old), str(other))
-    assert code == 2 and "unsupported schema" in err
+    assert code == 2 and "fabric.json: holds a JSON list, not the object a fabric.json is" in err
     assert out == ""
 
 

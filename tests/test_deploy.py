@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from compiled_edit import rewrite_fabric_json
 from napalm.base.exceptions import CommitError
 from rich.console import Console
 from test_deploy_support import NamespaceLab, run
@@ -71,7 +72,7 @@ def output_for(source: Path, target: Path, mgmt: dict[str, str | None]) -> Path:
     data = json.loads(fabric_file.read_text())
     for switch in data["switches"]:
         switch["mgmt"] = mgmt.get(switch["name"])
-    fabric_file.write_text(json.dumps(data))
+    rewrite_fabric_json(target, data)
     return target
 
 

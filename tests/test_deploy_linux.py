@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from compiled_edit import rewrite_fabric_json
 from test_deploy_support import Device, NamespaceLab, run
 from typer.testing import CliRunner
 
@@ -38,7 +39,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> dict[int, 
         data = json.loads((out / "fabric.json").read_text())
         for switch in data["switches"]:
             switch["mgmt"] = None
-        (out / "fabric.json").write_text(json.dumps(data))
+        rewrite_fabric_json(out, data)
         outs[seed] = out
     return outs
 
@@ -66,7 +67,7 @@ def with_mgmt(source: Path, target: Path, device: Device) -> Path:
     data = json.loads((target / "fabric.json").read_text())
     for switch in data["switches"]:
         switch["mgmt"] = device.address if switch["name"] == "leaf1" else None
-    (target / "fabric.json").write_text(json.dumps(data))
+    rewrite_fabric_json(target, data)
     return target
 
 

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from fatpaths_cfg import api
 from fatpaths_cfg.lab.commands import add_commands
 from fatpaths_cfg.lab.lifecycle import down
+from fatpaths_cfg.lab.names import lab_id
 from fatpaths_cfg.lab.netns import existing_netns
 from fatpaths_cfg.lab.plan import LabPlan, build_plan
 from fatpaths_cfg.lab.probe import PathModel, plan_probes
@@ -169,13 +170,11 @@ def test_never_touches_foreign_namespaces(hand6: Path) -> None:
             subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
 
 
-def test_vlan_encoding_is_refused(hand6: Path) -> None:
-    prefix = f"fp-{build_plan(hand6).lab}-"
-    fabric_file = hand6 / "fabric.json"
-    data = json.loads(fabric_file.read_text())
-    data["addressing"]["encoding"] = "vlan"
-    fabric_file.write_text(json.dumps(data))
-    code, output = invoke("lab", "up", str(hand6))
+def test_vlan_encoding_is_refused(tmp_path: Path) -> None:
+    vlan = tmp_path / "hand6-vlan"
+    api.compile_to_directory(REPO / "tests" / "golden" / "hand6-vlan.yaml", vlan)
+    prefix = f"fp-{lab_id('hand6vlan', vlan)}-"
+    code, output = invoke("lab", "up", str(vlan))
     assert code == 2
     assert "VLAN" in output and "802.1Q" in output
     assert not [ns for ns in existing_netns() if ns.startswith(prefix)]

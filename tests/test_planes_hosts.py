@@ -6,10 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import ipaddress
+import json
 import re
 import shutil
 from collections import deque
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,9 +48,14 @@ def rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text())))
 
 
+def fabric_json(out: Path) -> Any:
+    """fabric.json as written (these tests check the file itself)."""
+    return json.loads((out / "fabric.json").read_text(encoding="utf-8"))
+
+
 def plane_hops(out: Path) -> dict[tuple[str, str], int]:
     """Switch-to-switch hop counts by BFS over fabric.json's links (links never cross planes)."""
-    data = load_compiled(out).data
+    data = fabric_json(out)
     neighbours: dict[str, list[str]] = {s["name"]: [] for s in data["switches"]}
     for link in data["links"]:
         a, b = link["a"]["switch"], link["b"]["switch"]
@@ -68,7 +75,7 @@ def plane_hops(out: Path) -> dict[tuple[str, str], int]:
 
 
 def test_host_plan_has_one_uplink_address_set_and_route_per_plane(hand2: Path) -> None:
-    data = load_compiled(hand2).data
+    data = fabric_json(hand2)
     addresses = rows(hand2 / "hosts" / "addresses.csv")
     gateways = {
         (s["name"], sub["layer"]): sub["gateway_v4"]
@@ -144,7 +151,7 @@ def test_mptcp_limits_capped_by_the_kernel(tmp_path: Path) -> None:
     out = compiled(JELLYFISH4, tmp_path / "jf4")
     plan = (out / "hosts" / f"{load_compiled(out).fabric.hosts[0].name}.sh").read_text()
     endpoints = re.findall(r"ip mptcp endpoint add \S+ dev (eth\d) signal", plan)
-    layers = len(load_compiled(out).data["layers"])
+    layers = len(load_compiled(out).layers)
     assert len(endpoints) == 4 * layers - 1
     assert {f"eth{p}" for p in range(4)} == set(endpoints)
     accepted = min(4 * layers - 1, 8)
@@ -153,7 +160,7 @@ def test_mptcp_limits_capped_by_the_kernel(tmp_path: Path) -> None:
 
 
 def test_low_latency_table_takes_the_fewest_hop_plane(hand2: Path) -> None:
-    data = load_compiled(hand2).data
+    data = fabric_json(hand2)
     hops = plane_hops(hand2)
     uplinks = {h["name"]: [u["switch"] for u in h["uplinks"]] for h in data["hosts"]}
     number = {h["name"]: h["index"] for h in data["hosts"]}
@@ -182,7 +189,7 @@ def test_low_latency_table_takes_the_fewest_hop_plane(hand2: Path) -> None:
 
 def test_containerlab_topology_cables_every_plane(hand2: Path) -> None:
     text = (hand2 / "lab" / "hand-2planes.clab.yml").read_text()
-    for host in load_compiled(hand2).data["hosts"]:
+    for host in fabric_json(hand2)["hosts"]:
         for uplink in host["uplinks"]:
             switch_end = f"    - {uplink['switch']}:{uplink['port']}\n"
             cable = f"{switch_end}    - {host['name']}:eth{uplink['plane']}\n"
@@ -204,13 +211,13 @@ def test_verify_passes_a_multi_plane_fabric(hand2: Path) -> None:
     result = check_forwarding(loaded, read_configs(loaded, "frr"))
     assert result.ok, [str(f) for f in result.findings]
     # Walks only within a plane: 2 planes x 4 switches x 3 destinations, per layer.
-    assert result.walks == len(loaded.data["layers"]) * 2 * 4 * 3
+    assert result.walks == len(loaded.layers) * 2 * 4 * 3
 
 
 def _subnet(out: Path, switch: str, layer: int) -> str:
-    switches = load_compiled(out).data["addressing"]["switches"]
-    entry = next(s for s in switches if s["name"] == switch)
-    return str(entry["subnets"][layer - 1]["v4"])
+    loaded = load_compiled(out)
+    assert loaded.addresses is not None and loaded.addresses.v4 is not None
+    return loaded.addresses.v4.subnets[layer - 1][loaded.fabric.switch_index[switch]]
 
 
 def _replace_route(out: Path, switch: str, prefix: str, new: str) -> int:
@@ -248,8 +255,8 @@ def test_a_next_hop_in_another_plane_is_a_cross_plane_fault(hand2: Path, tmp_pat
     loaded = load_compiled(out)
     # A next hop on a plane-1 link: the far end (b-side) of the first plane-1 link.
     index = next(k.index for k in loaded.fabric.links if loaded.fabric.switches[k.a].plane == 1)
-    link = loaded.data["addressing"]["links"][index]
-    far = str(link["b_v4"]).split("/")[0]
+    assert loaded.addresses is not None and loaded.addresses.v4 is not None
+    far = loaded.addresses.v4.links[index][1].split("/")[0]
     mine = _subnet(out, "a3", 1)
     line = _replace_route(out, "a1", mine, f"ip route {mine} {far}\n")
     crossing = [f for f in _findings(out) if f.kind == CROSS_PLANE]

@@ -12,8 +12,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.sim import (
-    NetworkLoadError,
     SimConfig,
     SimNetwork,
     WorkloadError,
@@ -152,8 +152,8 @@ def test_connection_matrix_errors_name_the_line(tmp_path: Path) -> None:
 
 
 def write_compiled(out: Path) -> None:
-    """A hand-made `fatpaths compile` output: a 4-switch square, two layers, switches listed
-    out of index order to check that indices (not list positions) are used."""
+    """A hand-made `fatpaths compile` output: a 4-switch square, two layers (no address plan,
+    no checksums: the fields the simulator reads, in the shape the loader checks)."""
     names = ["sq-a", "sq-b", "sq-c", "sq-d"]
     edges = [(0, 1), (1, 2), (2, 3), (3, 0)]
     layers = [[0, 1, 2, 3], [0, 1, 2]]  # layer 2 drops the d-a link
@@ -167,7 +167,10 @@ def write_compiled(out: Path) -> None:
     fabric = {
         "schema": "fatpaths.fabric/2",
         "name": "square",
-        "switches": [{"name": names[i], "index": i} for i in (2, 0, 3, 1)],
+        "switches": [
+            {"name": name, "index": i, "platform": "frr", "role": "switch", "ports": []}
+            for i, name in enumerate(names)
+        ],
         "links": [
             {
                 "index": i,
@@ -178,11 +181,20 @@ def write_compiled(out: Path) -> None:
             for i, (a, b) in enumerate(edges)
         ],
         "hosts": [
-            {"name": f"{names[s]}-h{j}", "switch": names[s], "port": f"h{j}"}
+            {
+                "index": 2 * s + j,
+                "name": f"{names[s]}-h{j}",
+                "switch": names[s],
+                "port": f"h{j}",
+                "speed_gbps": 10.0,
+            }
             for s in range(4)
             for j in range(2)
         ],
-        "layers": [{"id": i + 1, "links": links, "ecmp": i == 0} for i, links in enumerate(layers)],
+        "layers": [
+            {"id": i + 1, "algorithm": "random", "links": links, "ecmp": i == 0}
+            for i, links in enumerate(layers)
+        ],
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / "fabric.json").write_text(json.dumps(fabric))
@@ -208,13 +220,13 @@ def test_load_network_reads_a_compiled_output(tmp_path: Path) -> None:
 
 
 def test_load_network_errors(tmp_path: Path) -> None:
-    with pytest.raises(NetworkLoadError, match="not found"):
+    with pytest.raises(UserErrors, match="not a compiled fabric directory"):
         load_network(tmp_path / "missing")
     write_compiled(tmp_path / "out")
     data = json.loads((tmp_path / "out" / "fabric.json").read_text())
     data["schema"] = "something/2"
     (tmp_path / "out" / "fabric.json").write_text(json.dumps(data))
-    with pytest.raises(NetworkLoadError, match="schema"):
+    with pytest.raises(UserErrors, match="unsupported schema 'something/2'"):
         load_network(tmp_path / "out")
 
 
@@ -283,7 +295,7 @@ def test_simulate_command_rejects_bad_options(tmp_path: Path) -> None:
     assert "magic" in bad_lb.output
     missing = runner.invoke(cli(), ["simulate", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2
-    assert "not found" in missing.output
+    assert "not a compiled fabric directory (no fabric.json)" in missing.output
 
 
 # ---- where runs go, what their tables and plots say ---------------------------------------------

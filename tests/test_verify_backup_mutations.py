@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fatpaths_cfg import api
-from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
 from fatpaths_cfg.inventory.load import load_inventory
 from fatpaths_cfg.render.base import BACKUP_DISTANCE
 from fatpaths_cfg.verify.checker import (
@@ -56,14 +56,19 @@ def _verify(out: Path, platform: str) -> list[Finding]:
     return check_forwarding(loaded, plan_reading(loaded, platform)).findings
 
 
+def _v4(loaded: LoadedCompiled) -> FamilyAddresses:
+    assert loaded.addresses is not None and loaded.addresses.v4 is not None
+    return loaded.addresses.v4
+
+
 def _prefix(loaded: LoadedCompiled, layer: int, t: int) -> str:
-    return str(loaded.data["addressing"]["switches"][t]["subnets"][layer - 1]["v4"])
+    return _v4(loaded).subnets[layer - 1][t]
 
 
 def _hop_address(loaded: LoadedCompiled, s: int, n: int) -> str:
     index = loaded.fabric.link_between[(s, n)]
     side = "a" if loaded.fabric.links[index].a == n else "b"
-    return str(loaded.data["addressing"]["links"][index][f"{side}_v4"]).split("/")[0]
+    return _v4(loaded).links[index][0 if side == "a" else 1].split("/")[0]
 
 
 def _backup_line(out: Path, platform: str, switch: str, prefix: str, hop: str) -> int:

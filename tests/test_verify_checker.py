@@ -1,21 +1,19 @@
 """The checker core on routes built in memory from a compiled fabric (no renderer involved).
 
-The address plan here is a minimal one of the contract's shape, so that these tests pin the
+The routes and addresses come straight from the compiled model, so that these tests pin the
 checker's logic independently of the renderer; tests/test_verify_mutations.py does the same
 on the real rendered files.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fatpaths_cfg import api
-from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
 from fatpaths_cfg.verify.checker import (
     BAD_NEXT_HOP,
     MISSING_ADDRESS,
@@ -30,69 +28,43 @@ from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
 
 
-def _plan(data: dict[str, object]) -> dict[str, object]:
-    switches = data["switches"]  # type: ignore[index]
-    links = data["links"]  # type: ignore[index]
-    layers = len(data["layers"])  # type: ignore[arg-type]
-    subnets = ipaddress.ip_network("10.0.0.0/8").subnets(new_prefix=24)
-    p2p = ipaddress.ip_network("172.16.0.0/12").subnets(new_prefix=31)
-    plan_switches = []
-    for sw in switches:  # type: ignore[attr-defined]
-        entries = []
-        for layer in range(1, layers + 1):
-            net = next(subnets)
-            entries.append({"layer": layer, "v4": str(net), "gateway_v4": str(net[1])})
-        plan_switches.append({"name": sw["name"], "subnets": entries})
-    plan_links = []
-    for link in links:  # type: ignore[attr-defined]
-        net = next(p2p)
-        plan_links.append({"index": link["index"], "a_v4": f"{net[0]}/31", "b_v4": f"{net[1]}/31"})
-    return {
-        "encoding": "prefix",
-        "family": "ipv4",
-        "switches": plan_switches,
-        "links": plan_links,
-        "hosts": [],
-        "vlans": [],
-    }
-
-
 @pytest.fixture(scope="module", params=["slimfly-q5", "slimfly-q5-acyclic"])
 def compiled_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp(request.param)
     api.compile_to_directory(INVENTORIES / f"{request.param}.yaml", out)
-    data = json.loads((out / "fabric.json").read_text())
-    data["addressing"] = _plan(data)
-    (out / "fabric.json").write_text(json.dumps(data))
     return out
+
+
+def _v4(loaded: LoadedCompiled) -> FamilyAddresses:
+    assert loaded.addresses is not None and loaded.addresses.v4 is not None
+    return loaded.addresses.v4
 
 
 def _configs(loaded: LoadedCompiled) -> ParsedConfigs:
     """Routes exactly as fabric.json and routing.npz say, one file per switch."""
-    plan = loaded.data["addressing"]
+    plan = _v4(loaded)
+    assert plan.gateways is not None
     fabric = loaded.fabric
     parsed = ParsedConfigs("test")
-    subnet = {
-        (e["layer"], i): e["v4"] for i, sw in enumerate(plan["switches"]) for e in sw["subnets"]
-    }
     for s in fabric.switches:
         file = parsed.file_index(f"configs/test/{s.name}.conf")
         parsed.switch_file[s.name] = file
         parsed.configured_switches.add(s.name)
         line = 1
-        for link in plan["links"]:
-            wiring = fabric.links[link["index"]]
-            for side, owner, port in (
-                ("a", wiring.a, wiring.a_port),
-                ("b", wiring.b, wiring.b_port),
+        loopback = AddressLine(s.name, "lo", plan.loopbacks[s.index], file, line)
+        parsed.switch_addresses.append(loopback)
+        line += 1
+        for wiring, sides in zip(fabric.links, plan.links, strict=True):
+            for address, owner, port in (
+                (sides[0], wiring.a, wiring.a_port),
+                (sides[1], wiring.b, wiring.b_port),
             ):
                 if owner == s.index:
-                    parsed.switch_addresses.append(
-                        AddressLine(s.name, port, link[f"{side}_v4"], file, line)
-                    )
+                    parsed.switch_addresses.append(AddressLine(s.name, port, address, file, line))
                     line += 1
-        for entry in plan["switches"][s.index]["subnets"]:
-            gateway = f"{entry['gateway_v4']}/24"
+        for layer, row in enumerate(plan.gateways):
+            length = plan.subnets[layer][s.index].split("/")[1]
+            gateway = f"{row[s.index]}/{length}"
             parsed.switch_addresses.append(AddressLine(s.name, "Ethernet9", gateway, file, line))
             line += 1
         for layer in range(loaded.next_hop.shape[0]):
@@ -100,11 +72,11 @@ def _configs(loaded: LoadedCompiled) -> ParsedConfigs:
                 n = int(loaded.next_hop[layer, s.index, t])
                 if n < 0:
                     continue
-                link = plan["links"][fabric.link_between[(s.index, n)]]
-                wiring = fabric.links[link["index"]]
-                address = link["a_v4"] if wiring.a == n else link["b_v4"]
+                link_index = fabric.link_between[(s.index, n)]
+                wiring = fabric.links[link_index]
+                address = plan.links[link_index][0 if wiring.a == n else 1]
                 parsed.routes.switch.append(s.index)
-                parsed.routes.prefix.append(subnet[(layer + 1, t)])
+                parsed.routes.prefix.append(plan.subnets[layer][t])
                 parsed.routes.next_hop.append(address.split("/")[0])
                 parsed.routes.file.append(file)
                 parsed.routes.line.append(line)
@@ -113,7 +85,7 @@ def _configs(loaded: LoadedCompiled) -> ParsedConfigs:
 
 
 def _row(parsed: ParsedConfigs, loaded: LoadedCompiled, layer: int, s: int, t: int) -> int:
-    prefix = loaded.data["addressing"]["switches"][t]["subnets"][layer - 1]["v4"]
+    prefix = _v4(loaded).subnets[layer - 1][t]
     for i, (sw, p) in enumerate(zip(parsed.routes.switch, parsed.routes.prefix, strict=True)):
         if sw == s and p == prefix:
             return i
@@ -122,9 +94,8 @@ def _row(parsed: ParsedConfigs, loaded: LoadedCompiled, layer: int, s: int, t: i
 
 def _neighbour_address(loaded: LoadedCompiled, s: int, n: int) -> str:
     link_index = loaded.fabric.link_between[(s, n)]
-    link = loaded.data["addressing"]["links"][link_index]
-    side = "a" if loaded.fabric.links[link_index].a == n else "b"
-    return str(link[f"{side}_v4"].split("/")[0])
+    side = 0 if loaded.fabric.links[link_index].a == n else 1
+    return _v4(loaded).links[link_index][side].split("/")[0]
 
 
 def test_correct_tables_pass_and_every_pair_is_walked(compiled_dir: Path) -> None:
@@ -170,7 +141,7 @@ def test_route_towards_a_farther_neighbour_loops_and_names_the_line(compiled_dir
     findings = check_forwarding(loaded, parsed).findings
     assert len(findings) == 1
     (finding,) = findings
-    expected_kind = UP_DOWN_TURN if loaded.data["layers"][0]["up_down_rank"] else NOT_SHORTEST
+    expected_kind = UP_DOWN_TURN if loaded.layers[0].up_down_rank else NOT_SHORTEST
     assert finding.kind in (NOT_SHORTEST, expected_kind)
     assert finding.location is not None
     assert finding.location.line == parsed.routes.line[row]

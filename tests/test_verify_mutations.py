@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fatpaths_cfg import addressing, api
-from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
 from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
@@ -79,14 +79,25 @@ def _verify(out: Path, platform: str) -> list[Finding]:
     return check_forwarding(loaded, plan_reading(loaded, platform)).findings
 
 
+def _v4(loaded: LoadedCompiled) -> FamilyAddresses:
+    assert loaded.addresses is not None and loaded.addresses.v4 is not None
+    return loaded.addresses.v4
+
+
+def _gateways(loaded: LoadedCompiled) -> list[list[str]]:
+    gateways = _v4(loaded).gateways
+    assert gateways is not None
+    return gateways
+
+
 def _prefix(loaded: LoadedCompiled, layer: int, t: int) -> str:
-    return str(loaded.data["addressing"]["switches"][t]["subnets"][layer - 1]["v4"])
+    return _v4(loaded).subnets[layer - 1][t]
 
 
 def _hop_address(loaded: LoadedCompiled, s: int, n: int) -> str:
     index = loaded.fabric.link_between[(s, n)]
     side = "a" if loaded.fabric.links[index].a == n else "b"
-    return str(loaded.data["addressing"]["links"][index][f"{side}_v4"]).split("/")[0]
+    return _v4(loaded).links[index][0 if side == "a" else 1].split("/")[0]
 
 
 def _edit_route(
@@ -263,7 +274,7 @@ def test_next_hop_that_is_no_neighbour_is_reported(out: Path) -> None:
 def test_dropped_host_route_makes_that_host_unreachable(out: Path, platform: str) -> None:
     loaded = load_compiled(out)
     host = loaded.fabric.hosts[5]
-    address = loaded.data["addressing"]["hosts"][5]["addresses"][2]["v4"].split("/")[0]
+    address = _v4(loaded).hosts[5][2].split("/")[0]
     switch = loaded.fabric.switches[host.switch].name
     path = out / ADDRESS_FILE[platform].format(switch)
     path.write_text(
@@ -279,7 +290,7 @@ def test_dropped_host_route_makes_that_host_unreachable(out: Path, platform: str
 def test_dropped_address_in_a_host_plan_is_reported(out: Path) -> None:
     loaded = load_compiled(out)
     host = loaded.fabric.hosts[11]
-    address = loaded.data["addressing"]["hosts"][11]["addresses"][1]["v4"]
+    address = _v4(loaded).hosts[11][1]
     path = out / "hosts" / f"{host.name}.sh"
     path.write_text("".join(x for x in path.read_text().splitlines(True) if address not in x))
     finding = _only(_verify(out, "eos"))
@@ -292,8 +303,8 @@ def test_dropped_address_in_a_host_plan_is_reported(out: Path) -> None:
 def test_dropped_gateway_is_reported(out: Path, platform: str) -> None:
     loaded = load_compiled(out)
     switch = loaded.fabric.switches[12].name
-    gateway = loaded.data["addressing"]["switches"][12]["subnets"][3]["gateway_v4"]
-    prefix_length = loaded.data["addressing"]["switches"][12]["subnets"][3]["v4"].split("/")[1]
+    gateway = _gateways(loaded)[3][12]
+    prefix_length = _v4(loaded).subnets[3][12].split("/")[1]
     _drop_address(out / ADDRESS_FILE[platform].format(switch), f"{gateway}/{prefix_length}")
     finding = _only(_verify(out, platform))
     assert finding.kind == MISSING_ADDRESS
@@ -306,7 +317,7 @@ def test_dropped_gateway_is_reported(out: Path, platform: str) -> None:
 def test_dropped_link_address_is_reported_on_its_port(out: Path, platform: str) -> None:
     loaded = load_compiled(out)
     link = loaded.fabric.links[20]
-    address = loaded.data["addressing"]["links"][20]["b_v4"]
+    address = _v4(loaded).links[20][1]
     switch = loaded.fabric.switches[link.b].name
     _drop_address(out / ADDRESS_FILE[platform].format(switch), address)
     finding = _only(_verify(out, platform))
@@ -320,7 +331,7 @@ def test_another_switchs_loopback_is_a_duplicate_address_at_its_line(
 ) -> None:
     loaded = load_compiled(out)
     names = [sw.name for sw in loaded.fabric.switches]
-    loopback = loaded.data["addressing"]["switches"][7]["loopback_v4"]
+    loopback = _v4(loaded).loopbacks[7]
     line = _add_address(out, platform, names[3], "lo", loopback)
     finding = _only(_verify(out, platform))
     assert finding.kind == DUPLICATE_ADDRESS
@@ -338,7 +349,7 @@ def test_a_link_address_on_a_second_port_of_its_switch_is_a_duplicate(
     link, other = loaded.fabric.links[20], loaded.fabric.links[21]
     assert link.a == other.a
     switch = loaded.fabric.switches[link.a].name
-    address = loaded.data["addressing"]["links"][20]["a_v4"]
+    address = _v4(loaded).links[20][0]
     line = _add_address(out, platform, switch, other.a_port, address)
     finding = _only(_verify(out, platform))
     assert finding.kind == DUPLICATE_ADDRESS
@@ -350,7 +361,7 @@ def test_a_host_address_equal_to_a_link_address_is_named_in_the_host_plan(out: P
     loaded = load_compiled(out)
     host = loaded.fabric.hosts[9]
     link = loaded.fabric.links[30]
-    address = loaded.data["addressing"]["links"][30]["b_v4"].split("/")[0]
+    address = _v4(loaded).links[30][1].split("/")[0]
     path = out / "hosts" / f"{host.name}.sh"
     lines = path.read_text().splitlines(True)
     number = next(i for i, x in enumerate(lines, start=1) if "addr replace" in x)
@@ -367,7 +378,7 @@ def test_a_host_address_equal_to_a_link_address_is_named_in_the_host_plan(out: P
 def test_another_hosts_address_in_a_host_plan_is_a_duplicate_address(out: Path) -> None:
     loaded = load_compiled(out)
     owner, taker = loaded.fabric.hosts[40], loaded.fabric.hosts[3]
-    address = loaded.data["addressing"]["hosts"][40]["addresses"][1]["v4"]
+    address = _v4(loaded).hosts[40][1]
     path = out / "hosts" / f"{taker.name}.sh"
     lines = path.read_text().splitlines(True)
     number = next(i for i, x in enumerate(lines, start=1) if "addr replace" in x)
@@ -446,8 +457,10 @@ def vlan_out(vlan_pristine: Path, tmp_path: Path) -> Path:
 
 
 def _mac_line(loaded: LoadedCompiled, host: int, layer: int) -> str:
-    mac = loaded.data["addressing"]["hosts"][host]["mac"].replace(":", "")
-    vlan = next(v["vlan"] for v in loaded.data["addressing"]["vlans"] if v["layer"] == layer)
+    plan = loaded.addresses
+    assert plan is not None
+    mac = plan.host_macs[host].replace(":", "")
+    vlan = plan.vlans[layer - 1]
     return f"mac address-table static {mac[0:4]}.{mac[4:8]}.{mac[8:12]} vlan {vlan} interface "
 
 

@@ -23,14 +23,17 @@ class CablingProblem:
 def expected_neighbours(compiled: LoadedCompiled, name: str) -> Neighbours:
     """What LLDP on `name` should report: the far end of each compiled link, and each host
     (whose port names the fabric does not know)."""
+    fabric = compiled.fabric
+    names = [s.name for s in fabric.switches]
     wanted: Neighbours = {}
-    for link in compiled.data["links"]:
-        for near, far in ((link["a"], link["b"]), (link["b"], link["a"])):
-            if near["switch"] == name:
-                wanted[near["port"]] = (far["switch"], far["port"])
-    for host in compiled.data["hosts"]:
-        if host["switch"] == name:
-            wanted[host["port"]] = (host["name"], "")
+    for link in fabric.links:
+        ends = ((link.a, link.a_port), (link.b, link.b_port))
+        for (near, near_port), (far, far_port) in (ends, ends[::-1]):
+            if names[near] == name:
+                wanted[near_port] = (names[far], far_port)
+    for host in fabric.hosts:
+        if names[host.switch] == name:
+            wanted[host.port] = (host.name, "")
     return wanted
 
 

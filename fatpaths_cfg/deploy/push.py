@@ -22,6 +22,7 @@ from fatpaths_cfg.deploy.cabling import (
 from fatpaths_cfg.deploy.devices import Credentials, DeviceAccess, DeviceBook
 from fatpaths_cfg.deploy.state import RouteCheck, RouteTable
 from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
+from fatpaths_cfg.fabric import Switch
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.platforms.descriptor import Deploy
 
@@ -155,7 +156,7 @@ def plan_targets(
 ) -> tuple[list[DeployTarget], list[str]]:
     """Targets and skipped switch names; every problem of the input is reported at once."""
     compiled = load_compiled(out)
-    switches = {s["name"]: s for s in compiled.data["switches"]}
+    switches = {s.name: s for s in compiled.fabric.switches}
     errors = ErrorCollector()
     fabric_file = str(out / "fabric.json")
     for name in limit or []:
@@ -180,12 +181,12 @@ def plan_targets(
                 errors.add(
                     fabric_file,
                     0,
-                    f"switches.{switch['name']}.mgmt",
+                    f"switches.{switch.name}.mgmt",
                     "no management address",
                     "set `mgmt:` for the switch in the "
                     "inventory and recompile, or give it in a --devices file",
                 )
-            skipped.append(switch["name"])
+            skipped.append(switch.name)
         elif target is not None:
             targets.append(target)
     if not targets and not errors.errors:
@@ -203,14 +204,14 @@ def plan_targets(
 
 def _target(
     compiled: LoadedCompiled,
-    switch: dict[str, Any],
+    switch: Switch,
     book: DeviceBook,
     out: Path,
     errors: ErrorCollector,
 ) -> DeployTarget | None:
-    name, platform = switch["name"], switch["platform"]
+    name, platform = switch.name, switch.platform
     fabric_file = str(out / "fabric.json")
-    access = book.access(name, switch["index"], switch.get("mgmt"), errors)
+    access = book.access(name, switch.index, switch.mgmt, errors)
     if access is None:
         return None
     deploy = _deploy_of(platform)
@@ -238,7 +239,7 @@ def _target(
         platform,
         access,
         config,
-        tuple(switch["ports"]),
+        switch.ports,
         used_ports(compiled, name),
         expected_routes(platform, config),
         expected_neighbours(compiled, name),
@@ -247,12 +248,14 @@ def _target(
 
 def used_ports(compiled: LoadedCompiled, name: str) -> tuple[str, ...]:
     """Ports the compiled fabric cables: each must exist on the device before a commit."""
+    fabric = compiled.fabric
+    me = fabric.switch_index[name]
     ports: set[str] = set()
-    for link in compiled.data["links"]:
-        for end in (link["a"], link["b"]):
-            if end["switch"] == name:
-                ports.add(end["port"])
-    ports.update(h["port"] for h in compiled.data["hosts"] if h["switch"] == name)
+    for link in fabric.links:
+        ports.update(
+            port for end, port in ((link.a, link.a_port), (link.b, link.b_port)) if end == me
+        )
+    ports.update(h.port for h in fabric.hosts if h.switch == me)
     return tuple(sorted(ports))
 
 

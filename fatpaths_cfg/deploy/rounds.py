@@ -13,7 +13,6 @@ running state is read back against the files and the fabric is walked once more.
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 import time
 from collections.abc import Callable
@@ -361,7 +360,8 @@ def ordered_deploy(
     if not plan.ok:
         report.outcome, report.state, report.exit_code = "refused", "OLD (nothing pushed)", 1
         return report
-    check_ordered_platforms(_platforms(new))
+    old_view, new_view = read_view(old, "OLD"), read_view(new, "NEW")
+    check_ordered_platforms({s.platform for s in new_view.compiled.fabric.switches})
     targets, skipped = plan_targets(new, None, book)
     if skipped:
         raise UserErrors.single(
@@ -370,16 +370,11 @@ def ordered_deploy(
             f"no access to {', '.join(skipped)}",
             "an ordered deploy changes every switch a round touches: give every switch",
         )
-    fabric = _Fabric(plan, read_view(old, "OLD"), read_view(new, "NEW"), targets, options, parallel)
+    fabric = _Fabric(plan, old_view, new_view, targets, options, parallel)
     try:
         return _run(fabric, report, on_failure, on_round, before_round)
     finally:
         fabric.close()
-
-
-def _platforms(out: Path) -> set[str]:
-    data = json.loads((out / "fabric.json").read_text(encoding="utf-8"))
-    return {str(s["platform"]) for s in data["switches"]}
 
 
 def _run(

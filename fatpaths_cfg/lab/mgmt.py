@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.lab import frr
 from fatpaths_cfg.lab.names import kernel_ifname, mgmt_netns
@@ -84,7 +85,7 @@ def check_pool(plan: LabPlan, pool_text: str) -> ipaddress.IPv4Network | ipaddre
             f"{pool} holds too few /{width} subnets for {needed} switches",
             f"give a pool of at least {needed * 2} addresses",
         )
-    clash = next((p for p in _fabric_prefixes(plan.compiled.data) if p.overlaps(pool)), None)
+    clash = next((p for p in _fabric_prefixes(plan.compiled) if p.overlaps(pool)), None)
     if clash is not None:
         # A switch would have a connected route into its own fabric's addresses.
         raise UserErrors.single(
@@ -96,19 +97,23 @@ def check_pool(plan: LabPlan, pool_text: str) -> ipaddress.IPv4Network | ipaddre
     return pool
 
 
-def _fabric_prefixes(data: Any) -> Iterator[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    """Every prefix written anywhere in the compiled address plan."""
-    if isinstance(data, dict):
-        for value in data.values():
-            yield from _fabric_prefixes(value)
-    elif isinstance(data, list):
-        for value in data:
-            yield from _fabric_prefixes(value)
-    elif isinstance(data, str) and "/" in data:
+def _fabric_prefixes(
+    compiled: LoadedCompiled,
+) -> Iterator[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The pools the address plan was drawn from, and every prefix it gives."""
+    plan = compiled.addresses
+    if plan is None:
+        return
+    texts: list[str] = list(plan.pools.values())
+    for _family, tables in plan.tables():
+        texts += tables.loopbacks
+        texts += [subnet for row in tables.subnets for subnet in row]
+        texts += [side for sides in tables.links for side in sides]
+    for text in texts:
         try:
-            yield ipaddress.ip_network(data, strict=False)
+            yield ipaddress.ip_network(text, strict=False)
         except ValueError:
-            return
+            continue
 
 
 def mgmt_ports(
@@ -124,11 +129,11 @@ def mgmt_ports(
 
 
 def check_port_names(plan: LabPlan) -> None:
-    for switch in plan.compiled.data["switches"]:
-        if SWITCH_IFNAME in {kernel_ifname(p) for p in switch["ports"]}:
+    for switch in plan.compiled.fabric.switches:
+        if SWITCH_IFNAME in {kernel_ifname(p) for p in switch.ports}:
             raise UserErrors.single(
                 str(plan.out / "fabric.json"),
-                f"switches.{switch['name']}.ports",
+                f"switches.{switch.name}.ports",
                 f"port {SWITCH_IFNAME} is the lab's management port",
                 "rename the port in the inventory, or run the lab without --mgmt",
             )

@@ -9,9 +9,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.compiled import AddressRecords, LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
 from fatpaths_cfg.lab.names import host_netns, kernel_ifname, lab_id, switch_netns
 from fatpaths_cfg.platforms import PLATFORMS
@@ -98,7 +97,7 @@ class LabPlan:
 
     @property
     def layer_ids(self) -> list[int]:
-        return [int(layer["id"]) for layer in self.compiled.data["layers"]]
+        return self.compiled.layer_ids
 
     @property
     def planes(self) -> int:
@@ -128,34 +127,25 @@ def _bare(address: str | None) -> str | None:
     return None if address is None else address.split("/")[0]
 
 
-def _switch_addresses(addressing: dict[str, Any], loaded: LoadedCompiled) -> dict[str, int]:
-    index = {s.name: s.index for s in loaded.fabric.switches}
+def _switch_addresses(addresses: AddressRecords, loaded: LoadedCompiled) -> dict[str, int]:
     owner: dict[str, int] = {}
-    for entry in addressing.get("switches", []):
-        s = index[entry["name"]]
-        for key in ("loopback_v4", "loopback_v6"):
-            if entry.get(key):
-                owner[str(_bare(entry[key]))] = s
-        for subnet in entry.get("subnets", []):
-            for key in ("gateway_v4", "gateway_v6"):
-                if subnet.get(key):
-                    owner[str(_bare(subnet[key]))] = s
-    for entry in addressing.get("links", []):
-        link = loaded.fabric.links[int(entry["index"])]
-        for side, s in (("a", link.a), ("b", link.b)):
-            for family in ("v4", "v6"):
-                value = entry.get(f"{side}_{family}")
-                if value:
-                    owner[str(ipaddress.ip_interface(value).ip)] = s
+    for _family, tables in addresses.tables():
+        for s, loopback in enumerate(tables.loopbacks):
+            owner[str(_bare(loopback))] = s
+        for row in tables.gateways or []:
+            for s, gateway in enumerate(row):
+                owner[str(_bare(gateway))] = s
+        for link, sides in zip(loaded.fabric.links, tables.links, strict=True):
+            for value, s in zip(sides, (link.a, link.b), strict=True):
+                owner[str(ipaddress.ip_interface(value).ip)] = s
     return owner
 
 
 def build_plan(out: Path) -> LabPlan:
     """Read OUT and check it can run here; every problem is reported at once as a user error."""
     loaded = load_compiled(out)
-    data = loaded.data
     fabric_file = str(out / "fabric.json")
-    addressing = data.get("addressing")
+    addressing = loaded.addresses
     if addressing is None:
         raise UserErrors.single(
             fabric_file,
@@ -163,7 +153,7 @@ def build_plan(out: Path) -> LabPlan:
             "the compiled fabric has no address plan, so there is nothing to run",
             "recompile with a fatpaths that renders configs and host plans",
         )
-    if addressing.get("encoding") == "vlan":
+    if addressing.encoding == "vlan":
         raise UserErrors.single(
             fabric_file,
             "addressing.encoding",
@@ -178,20 +168,17 @@ def build_plan(out: Path) -> LabPlan:
         node = _switch_node(out, lab, s.index, s.name, s.platform, errors)
         if node is not None:
             switches.append(node)
-    by_name = {entry["name"]: entry for entry in addressing.get("hosts", [])}
+    # A host's address in each (plane, layer): IPv4's where the plan has it, else IPv6's.
+    _family, first = addressing.tables()[0]
     hosts: list[HostNode] = []
     uplinks: list[VethPair] = []
     for h in loaded.fabric.hosts:
         plan_file = out / "hosts" / f"{h.name}.sh"
         if not plan_file.is_file():
             errors.add(str(plan_file), 0, "", "host plan missing", "recompile")
-        entry = by_name.get(h.name)
-        if entry is None:
-            errors.add(fabric_file, 0, "addressing.hosts", f"no addresses for host {h.name}")
-            continue
         plane_addresses = {
-            (int(a.get("plane", 0)), int(a["layer"])): str(_bare(a.get("v4") or a.get("v6")))
-            for a in entry["addresses"]
+            place: str(_bare(address))
+            for place, address in zip(addressing.host_places, first.hosts[h.index], strict=True)
         }
         addresses = {layer: a for (plane, layer), a in plane_addresses.items() if plane == 0}
         ns = host_netns(lab, h.index)

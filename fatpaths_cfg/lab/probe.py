@@ -137,13 +137,20 @@ def plane_family_addresses(plan: LabPlan) -> dict[int, dict[str, dict[tuple[int,
     """IP version -> host name -> (plane, layer) -> address (no prefix length), for every
     family the address plan gives the hosts."""
     found: dict[int, dict[str, dict[tuple[int, int], str]]] = {}
+    plan_addresses = plan.compiled.addresses
+    if plan_addresses is None:
+        return found
+    names = [h.name for h in plan.compiled.fabric.hosts]
     for version, key in FAMILY_KEYS.items():
-        for entry in plan.compiled.data["addressing"].get("hosts", []):
-            for address in entry["addresses"]:
-                if address.get(key):
-                    by_host = found.setdefault(version, {}).setdefault(entry["name"], {})
-                    where = (int(address.get("plane", 0)), int(address["layer"]))
-                    by_host[where] = address[key].split("/")[0]
+        tables = plan_addresses.of(key)
+        if tables is None:
+            continue
+        by_family = found.setdefault(version, {})
+        for name, addresses in zip(names, tables.hosts, strict=True):
+            by_family[name] = {
+                place: address.split("/")[0]
+                for place, address in zip(plan_addresses.host_places, addresses, strict=True)
+            }
     return found
 
 
@@ -197,9 +204,9 @@ class PathModel:
         self.dist = plan.compiled.dist
         self.next_hop = plan.compiled.next_hop
         self.backup = plan.compiled.backup  # loop-free alternates (`routing.backup`) or None
-        self.ecmp = bool(plan.compiled.data["routing"].get("ecmp_within_layer"))
+        self.ecmp = plan.compiled.ecmp
         self.link_of = {(min(k.a, k.b), max(k.a, k.b)): k.index for k in fabric.links}
-        self.layer_links = [set(layer["links"]) for layer in plan.compiled.data["layers"]]
+        self.layer_links = [set(layer.links.tolist()) for layer in plan.compiled.layers]
         self.neighbours: dict[int, list[int]] = defaultdict(list)
         for link in fabric.links:
             self.neighbours[link.a].append(link.b)
@@ -379,7 +386,7 @@ def run_lab_test(
         pings.append(ProbeResult(probe, ok, carried, crossed))
     # Traceroutes only where the layer is intact: a dead link's trace has nothing to compare.
     candidates = [r.probe for r in pings if r.expected_ok and not r.crossed]
-    sampled = sample_traces(candidates, traces_per_layer, int(plan.compiled.data["seed"]))
+    sampled = sample_traces(candidates, traces_per_layer, plan.compiled.seed)
     max_hops = int(plan.compiled.dist[plan.compiled.dist < 255].max(initial=0)) + 2
     traces = []
     found = parallel(lambda p: _traceroute(plan, p, max_hops), sampled)
@@ -396,6 +403,6 @@ def run_lab_test(
         round(time.monotonic() - started, 2),
         plan.layer_ids,
         check_pacing(plan),
-        check_low_latency(plan, traces_per_layer, int(plan.compiled.data["seed"]), failed),
+        check_low_latency(plan, traces_per_layer, plan.compiled.seed, failed),
         model.backup is not None,
     )

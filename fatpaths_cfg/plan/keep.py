@@ -11,13 +11,12 @@ routes that must move, whatever cable came or went.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fatpaths_cfg.compiled import read_output_tables
+from fatpaths_cfg.compiled import EARLIER_SCHEMAS, LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers import layer_draws, seeded_keys
 
@@ -26,13 +25,8 @@ if TYPE_CHECKING:
     from fatpaths_cfg.inventory.schema import RoutingSpec
 
 
-@dataclass(frozen=True)
-class EarlierCompile:
-    """What a compile keeps of an earlier one: its fabric.json data and its next hops."""
-
-    where: Path  # the output directory, for messages
-    data: dict[str, Any]
-    next_hop: np.ndarray  # [layer, switch, destination] in the earlier numbering
+# What a compile keeps of an earlier one: its layers, switch numbers and next hops.
+EarlierCompile = LoadedCompiled
 
 
 def cable_key(a_switch: str, a_port: str, b_switch: str, b_port: str) -> tuple[str, str]:
@@ -46,50 +40,35 @@ def _fail(where: Path, field: str, message: str, hint: str = "") -> UserErrors:
 
 
 def read_earlier(old: Path) -> EarlierCompile:
-    """An earlier output's fabric.json and routing.npz; UserErrors when it is not one."""
-    data, tables = read_output_tables(
+    """An earlier output (schema 1 or 2), checked; UserErrors when it is not one."""
+    return load_compiled(
         old,
         "--keep-layers",
         "give the output directory of an earlier `fatpaths compile`",
-        ("next_hop",),
+        EARLIER_SCHEMAS,
     )
-    return EarlierCompile(old, data, tables["next_hop"])
 
 
 def _old_layers(earlier: EarlierCompile) -> tuple[list[tuple[str, str]], list[set[Any]]]:
     """The earlier fabric's cables and its sparse layers (2..n), each as a set of cables."""
-    fabric_file = earlier.where / "fabric.json"
-    try:
-        cables = [
-            cable_key(li["a"]["switch"], li["a"]["port"], li["b"]["switch"], li["b"]["port"])
-            for li in earlier.data["links"]
-        ]
-        layers = [
-            {cables[int(i)] for i in layer["links"]}
-            for layer in sorted(earlier.data["layers"], key=lambda layer: int(layer["id"]))
-        ]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise _fail(fabric_file, "layers", f"damaged links or layers ({exc!r})") from None
+    names = earlier.fabric.switches
+    cables = [
+        cable_key(names[c.a].name, c.a_port, names[c.b].name, c.b_port)
+        for c in earlier.fabric.links
+    ]
+    layers = [{cables[int(i)] for i in layer.links} for layer in earlier.layers]
     return cables, layers[1:]
 
 
 def kept_next_hops(earlier: EarlierCompile, fabric: Fabric) -> np.ndarray:
     """The earlier compile's next hops in this fabric's numbering ([layer, switch,
     destination], -1 where a switch, its destination or its next hop is not in this fabric)."""
-    npz = earlier.where / "routing.npz"
-    next_hop = earlier.next_hop
-    try:
-        names = [str(s["name"]) for s in earlier.data["switches"]]
-    except (KeyError, TypeError) as exc:
-        raise _fail(earlier.where / "fabric.json", "switches", f"damaged ({exc!r})") from None
-    if next_hop.ndim != 3 or next_hop.shape[1:] != (len(names), len(names)):
-        raise _fail(npz, "next_hop", f"shape {next_hop.shape} does not fit {len(names)} switches")
-    if not np.issubdtype(next_hop.dtype, np.integer):
-        raise _fail(npz, "next_hop", f"dtype {next_hop.dtype} is not an integer type")
+    next_hop = earlier.next_hop  # checked by the reader: ids in range, the fabric's shape
+    names = [s.name for s in earlier.fabric.switches]
     here = fabric.switch_index
-    # Old index -> this fabric's index; the last slot maps -1 (and out-of-range ids) to -1.
+    # Old index -> this fabric's index; the last slot maps -1 to -1.
     to_new = np.array([here.get(n, -1) for n in names] + [-1], dtype=np.int64)
-    mapped = to_new[np.where((next_hop >= 0) & (next_hop < len(names)), next_hop, -1)]
+    mapped = to_new[next_hop]
     rows = np.array([here.get(n, -1) for n in names], dtype=np.int64)
     kept = rows >= 0
     prefer = np.full((next_hop.shape[0], fabric.nr, fabric.nr), -1, dtype=np.int32)
@@ -100,20 +79,17 @@ def kept_next_hops(earlier: EarlierCompile, fabric: Fabric) -> np.ndarray:
 def earlier_numbers(earlier: EarlierCompile) -> dict[str, tuple[int, int]]:
     """Each switch's (number, number in its plane) in the earlier address plan; an output of
     schema 1 numbered them densely, by position."""
-    try:
-        switches = earlier.data["switches"]
-        entries = earlier.data["addressing"]["switches"]
-        seen: dict[int, int] = {}
-        numbers = {}
-        for index, (switch, entry) in enumerate(zip(switches, entries, strict=True)):
-            plane = int(switch.get("plane", 0))
-            local = entry.get("local")
-            if local is None:
-                local = seen.get(plane, 0)
-            seen[plane] = seen.get(plane, 0) + 1
-            numbers[str(switch["name"])] = (int(entry.get("number", index)), int(local))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise _fail(earlier.where / "fabric.json", "addressing", f"damaged ({exc!r})") from None
+    plan = earlier.addresses
+    switches = earlier.fabric.switches
+    seen: dict[int, int] = {}
+    numbers = {}
+    for index, switch in enumerate(switches):
+        local = plan.locals[index] if plan is not None else None
+        if local is None:
+            local = seen.get(switch.plane, 0)
+        seen[switch.plane] = seen.get(switch.plane, 0) + 1
+        number = plan.numbers[index] if plan is not None else index
+        numbers[switch.name] = (number, local)
     return numbers
 
 
@@ -122,12 +98,12 @@ def kept_routing(
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Masks over `fabric.links` of the sparse layers to keep (new cables joined by the rule),
     and the next hops to prefer."""
-    fabric_file = earlier.where / "fabric.json"
-    if earlier.data.get("name") != fabric.name:
+    fabric_file = earlier.fabric_file
+    if earlier.name != fabric.name:
         raise _fail(
             fabric_file,
             "name",
-            f"is fabric {earlier.data.get('name')!r}, not {fabric.name!r}",
+            f"is fabric {earlier.name!r}, not {fabric.name!r}",
             "keep the layers of an earlier compile of the same fabric",
         )
     old_cables, layers = _old_layers(earlier)

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from fatpaths_cfg.compiled import read_output_tables
+from fatpaths_cfg.compiled import EARLIER_SCHEMAS, load_compiled, view_of
 from fatpaths_cfg.errors import UserErrors
 
 if TYPE_CHECKING:
@@ -18,7 +16,7 @@ if TYPE_CHECKING:
     from fatpaths_cfg.plan.keep import EarlierCompile
 from fatpaths_cfg.plan.change import Change, compare
 from fatpaths_cfg.plan.rounds import UpdatePlan, update_rounds
-from fatpaths_cfg.plan.view import RouteView, view_from_data
+from fatpaths_cfg.plan.view import RouteView
 
 MAX_FINDINGS = 20
 
@@ -49,27 +47,12 @@ class Plan:
 
 
 def read_view(directory: Path, role: str) -> RouteView:
-    """A compiled output as a RouteView; a located UserError when it is not one."""
+    """A compiled output (schema 1 or 2) as a RouteView; a located UserError when it is not
+    one or is damaged."""
     hint = "give the output directory of `fatpaths compile`" + (
         " or, as NEW, an inventory" if role == "NEW" else ""
     )
-    data, tables = read_output_tables(directory, role, hint)
-    dist, next_hop = tables["dist"], tables["next_hop"]
-    if dist.dtype != np.uint8:
-        raise UserErrors.single(
-            str(directory / "routing.npz"), "dist", f"dtype {dist.dtype}, not uint8"
-        )
-    try:
-        view = view_from_data(data, dist, next_hop.astype(np.int32, copy=False))
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise UserErrors.single(
-            str(directory / "fabric.json"), "", f"damaged compiled output ({exc})"
-        ) from None
-    if (next_hop >= view.nr).any() or (next_hop < -1).any():
-        raise UserErrors.single(
-            str(directory / "routing.npz"), "next_hop", "next hops outside the fabric's switches"
-        )
-    return view
+    return RouteView(load_compiled(directory, role, hint, EARLIER_SCHEMAS))
 
 
 def _verdict(directory: Path) -> Verdict:
@@ -123,7 +106,7 @@ def make_plan(
     progress("compiling NEW")
     earlier = read_earlier(old) if keep_layers else None
     compiled = compile_new(new, earlier)
-    new_view = view_from_data(compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop)
+    new_view = RouteView(view_of(compiled))
     change = _checked_compare(old, new, old_view, new_view)
     progress("ordering and proving the update rounds")
     update = update_rounds(old_view, new_view)

@@ -1,17 +1,19 @@
-"""A compiled fabric as a change sees it: everything keyed by names, read from fabric.json.
+"""A compiled fabric as a change sees it: switches and cables keyed by their names.
 
-Both the compile in memory and an output on disk give the same fabric.json data, and an output
-of the previous schema reads the same way, so a plan can compare any two of them.
+A RouteView holds no data of its own: it indexes the one compiled model (`LoadedCompiled`),
+read from an output of either schema or taken from a compile in memory, so a plan compares
+any two of them the same way.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
+
+from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled
 
 UNREACHABLE = 255
 FAMILIES = ("v4", "v6")
@@ -19,21 +21,93 @@ FAMILIES = ("v4", "v6")
 
 @dataclass(frozen=True)
 class RouteView:
-    name: str
-    switches: list[str]
-    planes: list[int]  # per switch
-    hosts: list[int]  # hosts per switch
-    cables: list[tuple[str, str]]  # per link: its two `switch:port` ends, sorted
-    ends: np.ndarray  # (E, 2) switch indices of each link's a and b ends
-    ports: list[tuple[str, str]]  # per link: the a and b ports
-    layers: np.ndarray  # (L, E) bool: which links each layer holds
-    dist: np.ndarray  # (L, nr, nr) uint8, [layer, switch, destination]
-    next_hop: np.ndarray  # (L, nr, nr) int32, -1 = no route
-    families: list[str]  # of FAMILIES, those the address plan has
-    subnets: dict[str, list[list[str]]]  # family -> [layer][switch] host subnet
-    link_addresses: dict[str, list[tuple[str, str]]]  # family -> per link (a side, b side)
-    loopbacks: dict[str, list[str]]  # family -> per switch
-    completed: list[int] = field(default_factory=list)  # per layer: links completion added
+    compiled: LoadedCompiled
+
+    @property
+    def name(self) -> str:
+        return self.compiled.name
+
+    @cached_property
+    def switches(self) -> list[str]:
+        return [s.name for s in self.compiled.fabric.switches]
+
+    @cached_property
+    def planes(self) -> list[int]:
+        """Per switch."""
+        return [s.plane for s in self.compiled.fabric.switches]
+
+    @cached_property
+    def hosts(self) -> list[int]:
+        """Hosts per switch."""
+        return [len(h) for h in self.compiled.fabric.hosts_of_switch]
+
+    @cached_property
+    def cables(self) -> list[tuple[str, str]]:
+        """Per link: its two `switch:port` ends, sorted."""
+        names = self.switches
+        cables = []
+        for link in self.compiled.fabric.links:
+            pair = sorted((f"{names[link.a]}:{link.a_port}", f"{names[link.b]}:{link.b_port}"))
+            cables.append((pair[0], pair[1]))
+        return cables
+
+    @cached_property
+    def ends(self) -> np.ndarray:
+        """(E, 2) switch indices of each link's a and b ends."""
+        links = self.compiled.fabric.links
+        return np.asarray([(k.a, k.b) for k in links], dtype=np.int64).reshape(-1, 2)
+
+    @cached_property
+    def ports(self) -> list[tuple[str, str]]:
+        """Per link: the a and b ports."""
+        return [(k.a_port, k.b_port) for k in self.compiled.fabric.links]
+
+    @cached_property
+    def layers(self) -> np.ndarray:
+        """(L, E) bool: which links each layer holds."""
+        return np.array(self.compiled.layer_masks, dtype=bool).reshape(
+            len(self.compiled.layers), len(self.compiled.fabric.links)
+        )
+
+    @property
+    def dist(self) -> np.ndarray:
+        """(L, nr, nr) uint8, [layer, switch, destination]."""
+        return self.compiled.dist
+
+    @property
+    def next_hop(self) -> np.ndarray:
+        """(L, nr, nr) int32, -1 = no route."""
+        return self.compiled.next_hop
+
+    @cached_property
+    def families(self) -> list[str]:
+        """Of FAMILIES, those the address plan has."""
+        plan = self.compiled.addresses
+        return [] if plan is None else list(plan.families)
+
+    def _family_tables(self) -> list[tuple[str, FamilyAddresses]]:
+        plan = self.compiled.addresses
+        return [] if plan is None else plan.tables()
+
+    @cached_property
+    def subnets(self) -> dict[str, list[list[str]]]:
+        """Family -> [layer][switch] host subnet."""
+        return {f: t.subnets for f, t in self._family_tables()}
+
+    @cached_property
+    def link_addresses(self) -> dict[str, list[tuple[str, str]]]:
+        """Family -> per link (a side, b side)."""
+        return {f: t.links for f, t in self._family_tables()}
+
+    @cached_property
+    def loopbacks(self) -> dict[str, list[str]]:
+        """Family -> per switch."""
+        return {f: t.loopbacks for f, t in self._family_tables()}
+
+    @cached_property
+    def completed(self) -> list[int]:
+        """Per layer: links completion added."""
+        return [layer.completed_links for layer in self.compiled.layers]
 
     @property
     def nr(self) -> int:
@@ -126,51 +200,3 @@ class RouteView:
             for layer, row in enumerate(self.subnets[family]):
                 own.add(("subnet", family, str(layer), row[switch]))
         return frozenset(own)
-
-
-def view_from_data(data: dict[str, Any], dist: np.ndarray, next_hop: np.ndarray) -> RouteView:
-    """A RouteView of fabric.json's data and routing.npz's tables. Raises KeyError, TypeError,
-    ValueError or IndexError on a document that is not one."""
-    switches = [str(s["name"]) for s in data["switches"]]
-    index = {name: i for i, name in enumerate(switches)}
-    if len(index) != len(switches):
-        raise ValueError("switch names repeat")
-    cables, ends, ports = [], [], []
-    for li in data["links"]:
-        a, b = li["a"], li["b"]
-        pair = sorted((f"{a['switch']}:{a['port']}", f"{b['switch']}:{b['port']}"))
-        cables.append((pair[0], pair[1]))
-        ends.append((index[a["switch"]], index[b["switch"]]))
-        ports.append((str(a["port"]), str(b["port"])))
-    layer_entries = sorted(data["layers"], key=lambda layer: int(layer["id"]))
-    layers = np.zeros((len(layer_entries), len(cables)), dtype=bool)
-    for row, layer in enumerate(layer_entries):
-        layers[row, np.asarray(layer["links"], dtype=np.int64)] = True
-    plan = data["addressing"]
-    families = [f for f in FAMILIES if any(s.get(f"loopback_{f}") for s in plan["switches"][:1])]
-    subnets = {
-        f: [[s["subnets"][layer][f] for s in plan["switches"]] for layer in range(len(layers))]
-        for f in families
-    }
-    link_addresses = {f: [(li[f"a_{f}"], li[f"b_{f}"]) for li in plan["links"]] for f in families}
-    loopbacks = {f: [s[f"loopback_{f}"] for s in plan["switches"]] for f in families}
-    shape = (len(layers), len(switches), len(switches))
-    if dist.shape != shape or next_hop.shape != shape:
-        raise ValueError(f"routing tables of shape {dist.shape}, the fabric needs {shape}")
-    return RouteView(
-        str(data["name"]),
-        switches,
-        [int(s.get("plane", 0)) for s in data["switches"]],
-        [len(s.get("hosts", [])) for s in data["switches"]],
-        cables,
-        np.asarray(ends, dtype=np.int64).reshape(-1, 2),
-        ports,
-        layers,
-        dist,
-        next_hop,
-        families,
-        subnets,
-        link_addresses,
-        loopbacks,
-        [int(layer.get("completed_links", 0)) for layer in layer_entries],
-    )

@@ -17,6 +17,7 @@ from .network import (
     load_network,
     network_from_edges,
     network_from_topology,
+    network_of,
 )
 from .results import SimResult
 from .run import LOAD_BALANCING, TRANSPORTS, SimConfig, simulate
@@ -36,6 +37,7 @@ __all__ = [
     "make_workload",
     "network_from_edges",
     "network_from_topology",
+    "network_of",
     "read_connection_matrix",
     "simulate",
     "write_connection_matrix",

@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.compiled import view_of
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import check_owned_file
 from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
@@ -25,8 +26,8 @@ from .network import (
     NetworkLoadError,
     SimNetwork,
     load_network,
-    network_from_fabric_json,
     network_from_topology,
+    network_of,
 )
 from .plots import layers_used, run_title
 from .profiles import PROFILES, resolve_profile
@@ -594,15 +595,10 @@ def _network(
         from fatpaths_cfg import api
 
         compiled = run_or_exit(lambda: api.compile_fabric(source, seed))
-        network = network_from_fabric_json(
-            compiled.to_json(),
-            compiled.routing.dist,
-            compiled.routing.next_hop,
-            link_latency_ps=latency_ps,
-            source=str(source),
-        )
+        network = network_of(view_of(compiled), link_latency_ps=latency_ps, source=str(source))
         return network, f"inventory {source.resolve()}"
-    return load_network(source, link_latency_ps=latency_ps), str(source.resolve())
+    network = run_or_exit(lambda: load_network(source, link_latency_ps=latency_ps))
+    return network, str(source.resolve())
 
 
 def _generator_params(param: list[str]) -> dict[str, int | float]:

@@ -1,24 +1,23 @@
 """The fabric as the simulator sees it: switches, links, hosts and per-layer routing tables.
 
-`load_network` reads a compiled output directory (`fabric.json` + `routing.npz`), so the
-simulator forwards exactly as the compiled switches would. `network_from_edges` builds the same
-thing from a bare graph (tests, benchmarks, generator specs) with layer 1 = all links.
+`network_of` builds it from the compiled model (`load_network` reads that model from an output
+directory), so the simulator forwards exactly as the compiled switches would.
+`network_from_edges` builds the same thing from a bare graph (tests, benchmarks, generator
+specs) with layer 1 = all links.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .stats import median
+from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.errors import UserErrors
 
-FABRIC_SCHEMA = "fatpaths.fabric/2"
 UNREACHABLE = 255
 
 
@@ -313,121 +312,66 @@ def network_from_planes(
 
 
 def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> SimNetwork:
-    """Read `fabric.json` and `routing.npz` from a `fatpaths compile` output directory."""
+    """The network of a `fatpaths compile` output directory (`fabric.json` + `routing.npz`),
+    read and checked by the compiled model's loader; UserErrors when it is not one."""
     out = Path(out_dir)
-    fabric_path, routing_path = out / "fabric.json", out / "routing.npz"
-    for path in (fabric_path, routing_path):
-        if not path.is_file():
-            raise NetworkLoadError(f"{path}: not found (is {out} a `fatpaths compile` output?)")
-    fabric = json.loads(fabric_path.read_text(encoding="utf-8"))
-    with np.load(routing_path) as arrays:
-        dist = np.asarray(arrays["dist"], dtype=np.uint8)
-        next_hop = np.asarray(arrays["next_hop"], dtype=np.int32)
-    return network_from_fabric_json(
-        fabric,
-        dist,
-        next_hop,
-        link_latency_ps=link_latency_ps,
-        fabric_path=str(fabric_path),
-        routing_path=str(routing_path),
-        source=str(out),
-    )
+    return network_of(load_compiled(out), link_latency_ps=link_latency_ps, source=str(out))
 
 
-def network_from_fabric_json(
-    fabric: dict[str, Any],
-    dist: npt.NDArray[np.uint8],
-    next_hop: npt.NDArray[np.int32],
-    *,
-    link_latency_ps: int = 1_000_000,
-    fabric_path: str = "fabric.json",
-    routing_path: str = "routing.npz",
-    source: str = "",
+def network_of(
+    compiled: LoadedCompiled, *, link_latency_ps: int = 1_000_000, source: str = ""
 ) -> SimNetwork:
-    """The network of a compiled fabric given as its `fabric.json` data and routing tables
-    (read from an output directory, or straight from an in-memory compile)."""
-    if fabric.get("schema") != FABRIC_SCHEMA:
-        raise NetworkLoadError(
-            f"{fabric_path}: schema {fabric.get('schema')!r}, expected {FABRIC_SCHEMA!r}"
-        )
-    switches = sorted(fabric["switches"], key=lambda s: int(s["index"]))
-    index = {s["name"]: int(s["index"]) for s in switches}
-    if sorted(index.values()) != list(range(len(switches))):
-        raise NetworkLoadError(f"{fabric_path}: switch indices are not 0..{len(switches) - 1}")
-
-    def switch_of(end: dict[str, str], where: str) -> int:
-        if end["switch"] not in index:
-            raise NetworkLoadError(f"{fabric_path}: {where} names unknown switch {end['switch']!r}")
-        return index[end["switch"]]
-
-    links = sorted(fabric["links"], key=lambda link: int(link["index"]))
-    link_a = np.array([switch_of(x["a"], f"links[{x['index']}]") for x in links], dtype=np.int32)
-    link_b = np.array([switch_of(x["b"], f"links[{x['index']}]") for x in links], dtype=np.int32)
-    link_gbps = np.array([float(x["speed_gbps"]) for x in links], dtype=np.float64)
-    hosts = fabric["hosts"]
-    host_switch = np.array([switch_of(h, f"hosts[{h['name']}]") for h in hosts], dtype=np.int32)
-    host_uplinks = _uplinks(hosts, switch_of)
-    layers = sorted(fabric["layers"], key=lambda layer: int(layer["id"]))
-    layer_links = np.zeros((len(layers), len(links)), dtype=np.uint8)
-    for i, layer in enumerate(layers):
-        if int(layer["id"]) != i + 1:
-            raise NetworkLoadError(f"{fabric_path}: layer ids are not 1..{len(layers)}")
-        layer_links[i, np.asarray(layer["links"], dtype=np.int64)] = 1
-    dist = np.asarray(dist, dtype=np.uint8)
-    next_hop = np.asarray(next_hop, dtype=np.int32)
-    expected = (len(layers), len(switches), len(switches))
-    if dist.shape != expected or next_hop.shape != expected:
-        raise NetworkLoadError(
-            f"{routing_path}: dist {dist.shape} / next_hop {next_hop.shape}, expected {expected}"
-        )
+    """The network of a compiled fabric (read from an output directory, or `view_of` a
+    compile in memory): the loader has checked every id and shape this relies on."""
+    fabric = compiled.fabric
+    links = fabric.links
+    link_gbps = np.array([link.speed_gbps for link in links], dtype=np.float64)
+    layer_links = np.zeros((len(compiled.layers), len(links)), dtype=np.uint8)
+    for i, layer in enumerate(compiled.layers):
+        layer_links[i, layer.links] = 1
     # Hosts attach at the speed of their switch's fabric links unless the fabric says otherwise.
-    default_host = median(link_gbps) if len(link_gbps) else 100.0
-    host_gbps = np.array(
-        [float(h.get("speed_gbps", default_host)) for h in hosts], dtype=np.float64
-    )
     return SimNetwork(
-        name=str(fabric.get("name", Path(source).name)),
-        switch_names=[s["name"] for s in switches],
-        host_names=[h["name"] for h in hosts],
-        host_switch=host_switch,
-        link_a=link_a,
-        link_b=link_b,
+        name=fabric.name,
+        switch_names=[s.name for s in fabric.switches],
+        host_names=[h.name for h in fabric.hosts],
+        host_switch=np.array([h.switch for h in fabric.hosts], dtype=np.int32),
+        link_a=np.array([link.a for link in links], dtype=np.int32),
+        link_b=np.array([link.b for link in links], dtype=np.int32),
         link_gbps=link_gbps,
-        host_gbps=host_gbps,
+        host_gbps=np.array([h.speed_gbps for h in fabric.hosts], dtype=np.float64),
         layer_links=layer_links,
-        dist=dist,
-        next_hop=next_hop,
-        multipath=[bool(layer.get("ecmp", i == 0)) for i, layer in enumerate(layers)],
+        dist=np.asarray(compiled.dist, dtype=np.uint8),
+        next_hop=np.asarray(compiled.next_hop, dtype=np.int32),
+        multipath=[layer.ecmp for layer in compiled.layers],
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
-        host_uplinks=host_uplinks,
+        host_uplinks=_uplinks(compiled),
         # Topology-specific patterns (SC'15 worst cases) need the generator and its parameters;
         # VC counts and Valiant intermediates need its kind.
         meta={
             "source": source,
-            "generator": (fabric.get("origin") or {}).get("generate"),
-            "topology": _generator_kind(fabric),
+            "generator": fabric.origin.get("generate"),
+            "topology": _generator_kind(fabric.origin),
         },
     )
 
 
-def _uplinks(hosts: list[dict[str, Any]], switch_of: Any) -> npt.NDArray[np.int32] | None:
-    """[host, plane] switches from the hosts' `uplinks` (one per plane, by plane), or None for
+def _uplinks(compiled: LoadedCompiled) -> npt.NDArray[np.int32] | None:
+    """[host, plane] switches from the hosts' uplinks (one per plane, by plane), or None for
     fabrics with one plane (or written before planes)."""
-    counts = {len(h.get("uplinks") or []) for h in hosts}
+    hosts = compiled.fabric.hosts
+    counts = {len(h.uplinks) for h in hosts}
     if not hosts or counts <= {0, 1}:
         return None
     if len(counts) != 1:
-        raise NetworkLoadError("fabric.json: hosts reach different numbers of planes")
-    rows = []
-    for h in hosts:
-        ups = sorted(h["uplinks"], key=lambda u: int(u["plane"]))
-        rows.append([switch_of(u, f"hosts[{h['name']}].uplinks") for u in ups])
+        raise UserErrors.single(
+            str(compiled.fabric_file), "hosts", "hosts reach different numbers of planes"
+        )
+    rows = [[u.switch for u in sorted(h.uplinks, key=lambda u: u.plane)] for h in hosts]
     return np.asarray(rows, dtype=np.int32)
 
 
-def _generator_kind(fabric: dict[str, object]) -> str | None:
-    origin = fabric.get("origin")
-    generate = origin.get("generate") if isinstance(origin, dict) else None
+def _generator_kind(origin: dict[str, object]) -> str | None:
+    generate = origin.get("generate")
     kind = generate.get("kind") if isinstance(generate, dict) else None
     return kind if isinstance(kind, str) else None

@@ -156,10 +156,10 @@ def cost_metrics(compiled: CompiledFabric) -> dict[str, Any]:
 
 def analyze_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int) -> dict[str, Any]:
     from fatpaths_cfg.analysis.commands import analyze
-    from fatpaths_cfg.compiled import loaded_in_memory
+    from fatpaths_cfg.compiled import view_of
 
     result = analyze(
-        loaded_in_memory(compiled), [params["traffic"]], [params["scheme"]], params["pairs"], seed
+        view_of(compiled), [params["traffic"]], [params["scheme"]], params["pairs"], seed
     )
     diversity = result["diversity"]
     return {
@@ -177,13 +177,12 @@ def analyze_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int)
 
 
 def simulate_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int) -> dict[str, Any]:
-    from fatpaths_cfg.sim.network import network_from_fabric_json
+    from fatpaths_cfg.compiled import view_of
+    from fatpaths_cfg.sim.network import network_of
     from fatpaths_cfg.sim.run import SimConfig, simulate
     from fatpaths_cfg.sim.workloads import make_workload, parse_bytes, parse_duration_ps
 
-    network = network_from_fabric_json(
-        compiled.to_json(), compiled.routing.dist, compiled.routing.next_hop
-    )
+    network = network_of(view_of(compiled))
     duration_ps = parse_duration_ps(params["duration"]) if params["duration"] else None
     size = params["size"]
     workload = make_workload(

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
+from fatpaths_cfg.compiled import AddressRecords, LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
 
 SNAPSHOT_DIR = "batfish"
@@ -44,8 +44,8 @@ PLAN_FAMILIES = {"ipv4": ("v4",), "ipv6": ("v6",), "dual": ("v4", "v6")}
 BATFISH_FAMILIES = ("v4",)
 
 
-def fabric_families(addressing: dict[str, Any]) -> tuple[str, ...]:
-    return PLAN_FAMILIES[str(addressing.get("family", "ipv4"))]
+def fabric_families(addressing: AddressRecords | None) -> tuple[str, ...]:
+    return PLAN_FAMILIES["ipv4" if addressing is None else addressing.family]
 
 
 def batfish_families(families: tuple[str, ...]) -> tuple[str, ...]:
@@ -212,7 +212,9 @@ def expected_static_routes(
 ) -> dict[str, dict[str, set[str]]]:
     """switch name (lower case, as Batfish names nodes) -> prefix -> next-hop addresses, for
     the given families."""
-    plan = loaded.data["addressing"]
+    plan = loaded.addresses
+    tables = [plan.of(f) for f in families] if plan is not None else []
+    present = [family for family in tables if family is not None]
     fabric = loaded.fabric
     routes: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     layers = loaded.next_hop.shape[0]
@@ -223,18 +225,17 @@ def expected_static_routes(
                 if n < 0:
                     continue
                 link_index = fabric.link_between[(s.index, n)]
-                side = "a" if fabric.links[link_index].a == n else "b"
-                for fam in families:
-                    prefix = plan["switches"][t]["subnets"][layer][fam]
-                    hop = plan["links"][link_index].get(f"{side}_{fam}")
-                    if prefix and hop:
-                        routes[s.name.lower()][prefix].add(hop.split("/")[0])
+                side = 0 if fabric.links[link_index].a == n else 1
+                for family in present:
+                    prefix = family.subnets[layer][t]
+                    hop = family.links[link_index][side]
+                    routes[s.name.lower()][prefix].add(hop.split("/")[0])
     return routes
 
 
 def check_routes(bf: Any, loaded: LoadedCompiled, families: tuple[str, ...]) -> BatfishCheck:
     expected = expected_static_routes(loaded, families)
-    if loaded.data["layers"] and loaded.data["layers"][0].get("ecmp"):
+    if loaded.layers[0].ecmp:
         # With ECMP every equal-cost neighbour is a next hop; routing.npz keeps one, so only
         # prefixes are compared then.
         expected = {n: {p: set() for p in table} for n, table in expected.items()}
@@ -284,9 +285,13 @@ def trace_addresses(
     loaded: LoadedCompiled, a: int, b: int, layer: int, family: str
 ) -> tuple[str, str]:
     """(source, destination) address of a host pair in a layer, without prefix length."""
-    hosts = loaded.data["addressing"]["hosts"]
-    source = hosts[a]["addresses"][layer][family]
-    destination = hosts[b]["addresses"][layer][family]
+    plan = loaded.addresses
+    tables = plan.of(family) if plan is not None else None
+    if plan is None or tables is None:
+        raise ValueError(f"the address plan has no {family} addresses")
+    # Plane 0's addresses come first, one per layer.
+    source = tables.hosts[a][layer]
+    destination = tables.hosts[b][layer]
     return source.split("/")[0], destination.split("/")[0]
 
 
@@ -297,9 +302,9 @@ def check_traceroutes(bf: Any, loaded: LoadedCompiled, family: str) -> BatfishCh
     switch_names = {s.name.lower() for s in fabric.switches}
     failures = []
     checked = 0
-    ecmp = bool(loaded.data["layers"] and loaded.data["layers"][0].get("ecmp"))
+    ecmp = loaded.layers[0].ecmp
     for layer in range(loaded.next_hop.shape[0]):
-        for a, b in sample_pairs(loaded, PAIRS_PER_LAYER, int(loaded.data["seed"]) + layer):
+        for a, b in sample_pairs(loaded, PAIRS_PER_LAYER, loaded.seed + layer):
             src, dst = trace_addresses(loaded, a, b, layer, family)
             headers = HeaderConstraints(srcIps=src, dstIps=dst)
             frame = _frame(bf, "traceroute", startLocation=fabric.hosts[a].name, headers=headers)
@@ -350,8 +355,8 @@ def check_with_batfish(out: Path, host: str) -> BatfishResult:
         raise UserErrors.single(
             "--batfish", "", f"cannot load the snapshot into Batfish at {host}: {exc}"
         ) from None
-    addressing = loaded.data.get("addressing", {})
-    encoding = addressing.get("encoding", "prefix")
+    addressing = loaded.addresses
+    encoding = "prefix" if addressing is None else addressing.encoding
     families = fabric_families(addressing)
     result = BatfishResult(
         host,

@@ -230,15 +230,15 @@ def reference_distances(
     fabric = loaded.fabric
     nr = fabric.nr
     edges = fabric.edges
-    layers = loaded.data["layers"]
+    layers = loaded.layers
     dist = np.empty((len(layers), nr, nr), dtype=np.int16)
     adjacency = np.zeros((len(layers), nr, nr), dtype=bool)
     ranks: list[np.ndarray | None] = []
     for i, layer in enumerate(layers):
-        kept = edges[np.asarray(layer["links"], dtype=np.int64)]
+        kept = edges[layer.links]
         adjacency[i, kept[:, 0], kept[:, 1]] = True
         adjacency[i, kept[:, 1], kept[:, 0]] = True
-        rank = layer.get("up_down_rank")
+        rank = layer.up_down_rank
         if rank is not None:
             dist[i] = loaded.dist[i].astype(np.int16)
             ranks.append(np.asarray(rank, dtype=np.int64))
@@ -323,13 +323,13 @@ class _Checker:
         self.fabric = loaded.fabric
         self.nr = loaded.fabric.nr
         self.names = [s.name for s in self.fabric.switches]
-        self.index = build_address_index(loaded.data, str(loaded.directory / "fabric.json"))
+        self.index = build_address_index(loaded)
         self.result = ForwardingCheck(parsed.platform)
         edges = self.fabric.edges
         # Each end's switch per link, gathered per route: two int32 columns, not one pair.
         self.link_a = np.ascontiguousarray(edges[:, 0], dtype=np.int32)
         self.link_b = np.ascontiguousarray(edges[:, 1], dtype=np.int32)
-        self.layer_links = np.array(loaded.layer_masks) if loaded.data["layers"] else None
+        self.layer_links = np.array(loaded.layer_masks) if loaded.layers else None
         # Routes join the switches of one plane; pairs across planes have none by design.
         plane_of = self.fabric.plane_of_switch
         self.switch_plane = plane_of
@@ -368,9 +368,9 @@ class _Checker:
 
     # -- VLAN encoding: static MAC entries instead of routes ---------------------------------
     def host_macs(self) -> dict[str, int]:
-        plan_hosts = self.loaded.data["addressing"].get("hosts", [])
-        index = {h.name: h.index for h in self.fabric.hosts}
-        return {normalise_mac(h["mac"]): index[h["name"]] for h in plan_hosts if h.get("mac")}
+        plan = self.loaded.addresses
+        macs = plan.host_macs if plan is not None else []
+        return {normalise_mac(mac): host for host, mac in enumerate(macs) if mac}
 
     def resolve_macs(self) -> _RouteArrays:
         """Static MAC entries as routes: (layer of the VLAN, switch, host's switch, neighbour
@@ -503,13 +503,13 @@ class _Checker:
                         source=switch,
                     )
                 )
-        layers = self.loaded.data["layers"]
-        minimal_layer_one = layers and layers[0].get("up_down_rank") is None
-        if minimal_layer_one and len(layers[0]["links"]) != len(self.fabric.links):
+        layers = self.loaded.layers
+        minimal_layer_one = layers and layers[0].up_down_rank is None
+        if minimal_layer_one and len(layers[0].links) != len(self.fabric.links):
             self.add(
                 Finding(
                     LAYER_ONE_NOT_MINIMAL,
-                    f"layer 1 holds {len(layers[0]['links'])} of {len(self.fabric.links)} "
+                    f"layer 1 holds {len(layers[0].links)} of {len(self.fabric.links)} "
                     "links, so its paths are not minimal in the fabric",
                     Location("fabric.json", 0),
                     layer=1,
@@ -519,7 +519,7 @@ class _Checker:
     def route_faults(self, r: _RouteArrays) -> np.ndarray:
         """Per route row: index into ROUTE_FAULTS of its first fault, or -1 when sound."""
         one_plane = self.fabric.planes == 1
-        ecmp = self.loaded.data["layers"][0].get("ecmp")
+        ecmp = self.loaded.layers[0].ecmp
         return _native.route_faults(
             r.table,
             r.switch,
@@ -645,7 +645,7 @@ class _Checker:
         for where in np.flatnonzero(fault >= 0).tolist():
             if where not in reported_rows:
                 self.add(self.route_finding(r, fault, where, "", (), counts))
-        if self.loaded.data["layers"] and self.loaded.data["layers"][0].get("ecmp"):
+        if self.loaded.layers[0].ecmp:
             self.check_equal_cost_sets(r, fault, row)
 
     def check_equal_cost_sets(self, r: _RouteArrays, fault: np.ndarray, first: np.ndarray) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.errors import UserErrors
 
 FAMILIES = ("v4", "v6")
@@ -74,16 +75,16 @@ class AddressIndex:
     # canonical next-hop address -> (link index, switch that owns the address)
     link_address: dict[str, tuple[int, int]] = field(default_factory=dict)
     vlans: dict[int, int] = field(default_factory=dict)  # vlan id -> layer
-    # fabric.json, whose addresses `expected` lists when first asked: the route checks never
-    # need its 10^5 entries, and verify's address check runs in a process of its own.
-    data: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The compiled fabric, whose addresses `expected` lists when first asked: the route checks
+    # never need its 10^5 entries, and verify's address check runs in a process of its own.
+    loaded: LoadedCompiled | None = field(default=None, repr=False)
     _expected: list[ExpectedAddress] | None = field(default=None, repr=False)
 
     @property
     def expected(self) -> list[ExpectedAddress]:
         """Every address the plan gives, switch by switch, then link by link, then hosts."""
         if self._expected is None:
-            self._expected = _expected_addresses(self.data, self.families)
+            self._expected = [] if self.loaded is None else _expected_addresses(self.loaded)
         return self._expected
 
     def table(self, family: int, layer: int) -> int:
@@ -106,110 +107,86 @@ class AddressIndex:
         return len(self.families) * self.layers
 
 
-def _families(plan: dict[str, Any]) -> tuple[str, ...]:
-    family = plan.get("family", "ipv4")
-    return {"ipv4": ("v4",), "ipv6": ("v6",), "dual": ("v4", "v6")}.get(family, ("v4",))
-
-
-def build_address_index(data: dict[str, Any], fabric_file: str) -> AddressIndex:
-    """Index `fabric.json`'s `addressing`; its absence is a user error (recompile)."""
-    plan = data.get("addressing")
-    if not isinstance(plan, dict):
+def build_address_index(loaded: LoadedCompiled) -> AddressIndex:
+    """Index the compiled address plan; its absence is a user error (recompile)."""
+    plan = loaded.addresses
+    if plan is None:
         raise UserErrors.single(
-            fabric_file,
+            str(loaded.fabric_file),
             "addressing",
             "fabric.json has no address plan, so rendered configs cannot be checked",
             "recompile with a fatpaths that renders configs",
         )
-    switch_index = {s["name"]: s["index"] for s in data["switches"]}
-    layers = len(data["layers"])
-    families = _families(plan)
-    index = AddressIndex(plan.get("encoding", "prefix"), families, layers, data=data)
-    for entry in plan.get("switches", []):
-        t = switch_index[entry["name"]]
-        for subnet in entry.get("subnets", []):
-            for fam_i, fam in enumerate(families):
-                prefix = subnet.get(fam)
-                if not prefix:
-                    continue
-                table = index.table(fam_i, subnet["layer"])
+    layers = len(loaded.layers)
+    families = plan.families
+    index = AddressIndex(plan.encoding, families, layers, loaded=loaded)
+    links = loaded.fabric.links
+    family_tables = plan.tables()
+    for t in range(loaded.fabric.nr):
+        for layer in range(1, layers + 1):
+            for fam_i, (_fam, tables) in enumerate(family_tables):
+                prefix = tables.subnets[layer - 1][t]
+                table = index.table(fam_i, layer)
                 key = canonical_prefix(prefix) or prefix
                 index.subnet[key] = (table, t)
                 index.subnet_of[(table, t)] = key
-    links = data["links"]
-    for entry in plan.get("links", []):
-        link = links[entry["index"]]
-        for side in ("a", "b"):
-            owner = switch_index[link[side]["switch"]]
-            for fam in families:
-                address = entry.get(f"{side}_{fam}")
-                bare = canonical_address(address) if address else None
+    for i, link in enumerate(links):
+        for side, owner in enumerate((link.a, link.b)):
+            for _fam, tables in family_tables:
+                bare = canonical_address(tables.links[i][side])
                 if bare is not None:
-                    index.link_address[bare] = (entry["index"], owner)
-    index.vlans = {v["vlan"]: v["layer"] for v in plan.get("vlans", [])}
+                    index.link_address[bare] = (i, owner)
+    index.vlans = {vlan: layer for layer, vlan in enumerate(plan.vlans, 1)}
     return index
 
 
-def _expected_addresses(data: dict[str, Any], families: tuple[str, ...]) -> list[ExpectedAddress]:
-    plan = data["addressing"]
+def _expected_addresses(loaded: LoadedCompiled) -> list[ExpectedAddress]:
+    plan = loaded.addresses
+    if plan is None:
+        return []
+    fabric = loaded.fabric
+    tables = plan.tables()
     expected: list[ExpectedAddress] = []
-    for entry in plan.get("switches", []):
-        name = entry["name"]
-        for fam in families:
-            loopback = entry.get(f"loopback_{fam}")
-            if loopback:
-                expected.append(
-                    ExpectedAddress(name, "lo", canonical_interface(loopback), "loopback", None)
-                )
-        for subnet in entry.get("subnets", []):
-            for fam in families:
-                prefix = subnet.get(fam)
-                gateway = subnet.get(f"gateway_{fam}")
-                if not prefix or not gateway:
+    for s, switch in enumerate(fabric.switches):
+        name = switch.name
+        for _fam, t in tables:
+            expected.append(
+                ExpectedAddress(name, "lo", canonical_interface(t.loopbacks[s]), "loopback", None)
+            )
+        for layer in range(len(loaded.layers)):
+            for _fam, t in tables:
+                if t.gateways is None:
                     continue
+                prefix = t.subnets[layer][s]
                 length = (canonical_prefix(prefix) or prefix).split("/")[1]
+                gateway = t.gateways[layer][s].split("/")[0]
                 expected.append(
                     ExpectedAddress(
-                        name,
-                        None,
-                        canonical_interface(f"{gateway.split('/')[0]}/{length}"),
-                        "gateway",
-                        subnet["layer"],
+                        name, None, canonical_interface(f"{gateway}/{length}"), "gateway", layer + 1
                     )
                 )
-    links = data["links"]
-    for entry in plan.get("links", []):
-        link = links[entry["index"]]
-        for side in ("a", "b"):
-            for fam in families:
-                address = entry.get(f"{side}_{fam}")
-                if not address:
-                    continue
+    names = [switch.name for switch in fabric.switches]
+    for i, link in enumerate(fabric.links):
+        for side, (owner, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
+            for _fam, t in tables:
                 expected.append(
                     ExpectedAddress(
-                        link[side]["switch"],
-                        link[side]["port"],
-                        canonical_interface(address),
-                        "link",
-                        None,
-                        entry["index"],
+                        names[owner], port, canonical_interface(t.links[i][side]), "link", None, i
                     )
                 )
-    for host in plan.get("hosts", []):
-        for address in host.get("addresses", []):
-            for fam in families:
-                value = address.get(fam)
-                if value:
-                    expected.append(
-                        ExpectedAddress(
-                            host["name"],
-                            None,
-                            canonical_interface(value),
-                            "host",
-                            address["layer"],
-                            plane=address.get("plane", 0),
-                        )
+    for h, host in enumerate(fabric.hosts):
+        for k, (plane, layer) in enumerate(plan.host_places):
+            for _fam, t in tables:
+                expected.append(
+                    ExpectedAddress(
+                        host.name,
+                        None,
+                        canonical_interface(t.hosts[h][k]),
+                        "host",
+                        layer,
+                        plane=plane,
                     )
+                )
     return expected
 
 

@@ -7,18 +7,16 @@ same bytes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fatpaths_cfg.addressing import AddressPlan
-from fatpaths_cfg.errors import UserError, UserErrors
-from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
+from fatpaths_cfg.errors import UserError
+from fatpaths_cfg.fabric import Fabric
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.routing import Routing
 
@@ -142,145 +140,7 @@ class CompiledFabric:
         return arrays
 
 
-@dataclass(frozen=True)
-class LoadedCompiled:
-    """A compiled output directory read back from disk (for verify, lab, simulate)."""
-
-    directory: Path
-    data: dict[str, Any]
-    fabric: Fabric
-    dist: np.ndarray
-    next_hop: np.ndarray
-    backup: np.ndarray | None = None  # the compiled loop-free alternates (`routing.backup`)
-
-    @property
-    def layer_masks(self) -> list[np.ndarray]:
-        masks = []
-        for layer in self.data["layers"]:
-            mask = np.zeros(len(self.fabric.links), dtype=bool)
-            mask[layer["links"]] = True
-            masks.append(mask)
-        return masks
-
-
-def loaded_in_memory(compiled: CompiledFabric) -> LoadedCompiled:
-    """What `load_compiled` would read back from this fabric's output, without writing it
-    (sweeps analyse thousands of fabrics that never reach a disk)."""
-    return LoadedCompiled(
-        Path(compiled.name),
-        compiled.to_json(),
-        compiled.fabric,
-        compiled.routing.dist,
-        compiled.routing.next_hop,
-        compiled.routing.backup,
-    )
-
-
 # Versions of fabric.json whose names, cables, layers and tables read alike: what looks back at
 # an earlier output (`plan`, `compile --keep-layers`) accepts both, so an upgrade can be
 # reviewed and kept small.
 EARLIER_SCHEMAS = ("fatpaths.fabric/1", SCHEMA)
-
-
-def read_output_tables(
-    directory: Path, field: str, hint: str, tables: tuple[str, ...] = ("dist", "next_hop")
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """fabric.json's data and routing.npz's `tables` of an output of any EARLIER_SCHEMAS;
-    located UserErrors (`field`: the option or argument that named it) when it is not one."""
-    fabric_file = directory / "fabric.json"
-    if not fabric_file.is_file():
-        raise UserErrors.single(
-            str(directory), field, "not a compiled fabric directory (no fabric.json)", hint
-        )
-    try:
-        data = json.loads(fabric_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UserErrors.single(
-            str(fabric_file), "", f"not a readable fabric.json: {exc}"
-        ) from None
-    if not isinstance(data, dict) or data.get("schema") not in EARLIER_SCHEMAS:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise UserErrors.single(
-            str(fabric_file),
-            "schema",
-            f"unsupported schema {found!r}",
-            f"{field} reads {', '.join(EARLIER_SCHEMAS)}; recompile",
-        )
-    npz = directory / "routing.npz"
-    try:
-        with np.load(npz, allow_pickle=False) as arrays:
-            found_tables = {name: np.asarray(arrays[name]) for name in tables}
-    except (OSError, KeyError, ValueError, EOFError) as exc:
-        raise UserErrors.single(str(npz), "", f"not a readable routing table: {exc}") from None
-    for name, table in found_tables.items():
-        if not np.issubdtype(table.dtype, np.integer):
-            raise UserErrors.single(str(npz), name, f"dtype {table.dtype} is not an integer type")
-    return data, found_tables
-
-
-def load_compiled(directory: Path) -> LoadedCompiled:
-    """Read `fabric.json` and `routing.npz`; a missing or foreign directory is a user error."""
-    fabric_file = directory / "fabric.json"
-    if not fabric_file.is_file():
-        raise UserErrors.single(
-            str(directory),
-            "",
-            "not a compiled fabric directory (no fabric.json)",
-            "run `fatpaths compile INVENTORY -o DIR` first",
-        )
-    try:
-        data = json.loads(fabric_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserErrors.single(
-            str(fabric_file), "", f"invalid JSON: {exc.msg}", line=exc.lineno
-        ) from None
-    if data.get("schema") != SCHEMA:
-        raise UserErrors.single(
-            str(fabric_file),
-            "schema",
-            f"unsupported schema {data.get('schema')!r}",
-            f"this fatpaths reads {SCHEMA}; recompile",
-            line=2,
-        )
-    index = {s["name"]: s["index"] for s in data["switches"]}
-    switches = [
-        Switch(
-            s["index"],
-            s["name"],
-            s["platform"],
-            s["role"],
-            tuple(s["ports"]),
-            s.get("mgmt"),
-            s.get("plane", 0),
-        )
-        for s in data["switches"]
-    ]
-    links = [
-        Link(
-            li["index"],
-            index[li["a"]["switch"]],
-            li["a"]["port"],
-            index[li["b"]["switch"]],
-            li["b"]["port"],
-            li["speed_gbps"],
-        )
-        for li in data["links"]
-    ]
-    hosts = [
-        Host(
-            h["index"],
-            h["name"],
-            index[h["switch"]],
-            h["port"],
-            h["speed_gbps"],
-            h.get("pacing_gbps"),
-            tuple(Uplink(u["plane"], index[u["switch"]], u["port"]) for u in h.get("uplinks", [])),
-        )
-        for h in data["hosts"]
-    ]
-    fabric = Fabric(data["name"], switches, links, hosts, data.get("origin") or {})
-    with np.load(directory / "routing.npz") as arrays:
-        dist = arrays["dist"]
-        next_hop = arrays["next_hop"]
-        backup = arrays["backup"] if "backup" in arrays.files else None
-    return LoadedCompiled(directory, data, fabric, dist, next_hop, backup)
