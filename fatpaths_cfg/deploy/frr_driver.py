@@ -87,6 +87,7 @@ class FrrDriver(LinuxBoxDriver):
 
     script_name = INTERFACES
     routes_in_kernel_view = False  # zebra owns the routes via next hops
+    route_state_keys = ("route4", "route6", "rib4", "rib6")
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ Commit contract, identical for both platforms:
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import secrets
@@ -215,13 +216,22 @@ class LinuxBoxDriver(NetworkDriver):
             "route6": "ip -6 -j route show",
         }
 
-    def read_state(self, files: Iterable[str] = ()) -> DeviceState:
+    # The parts of state_commands that get_route_tables needs: a read between rounds skips
+    # the rest (FRR's `show running-config` asks every daemon).
+    route_state_keys: tuple[str, ...] = ("route4", "route6")
+
+    def read_state(
+        self, files: Iterable[str] = (), keys: Iterable[str] | None = None
+    ) -> DeviceState:
         """The device's tables and the given files, read in one command.
 
         A command that fails (vtysh finding no daemon, an `ip` the device lacks) raises
         DeviceReadError with its own reason: its empty output taken as an empty table would
         show a running switch as blank, the whole candidate as new."""
         commands = dict(self.state_commands())
+        if keys is not None:
+            wanted = set(keys)
+            commands = {key: command for key, command in commands.items() if key in wanted}
         for path in files:
             quoted = shlex.quote(path)
             commands[f"file:{path}"] = f"if [ -e {quoted} ]; then cat {quoted}; fi"
@@ -272,10 +282,10 @@ class LinuxBoxDriver(NetworkDriver):
         """(RIB or None, FIB): static routes with the next hops they are installed through."""
         script_path = self.managed_files()[self.script_name]
         if self.fabric_ports is not None:
-            state = self.read_state()
+            state = self.read_state(keys=self.route_state_keys)
             ports = set(self.fabric_ports)
         else:
-            state = self.read_state([script_path])
+            state = self.read_state([script_path], keys=self.route_state_keys)
             ports = self.ports_for(state.file(script_path))
         return self.rib(state), self.fib(state, ports)
 
@@ -394,7 +404,7 @@ class LinuxBoxDriver(NetworkDriver):
         """Put the staged files in place without applying them, for a device that already runs
         them: after an ordered deploy's rounds every route is in place, and a reload would only
         redo that work. The running state is read first and must equal the candidate; the
-        rollback copy is saved as by a commit."""
+        rollback copy is saved as by a commit; the installed files are read back (digests)."""
         if self._candidate is None:
             raise CommitError("no candidate loaded (call load_replace_candidate first)")
         candidate = self._candidate
@@ -411,14 +421,26 @@ class LinuxBoxDriver(NetworkDriver):
                     "the device does not run the candidate (" + ", ".join(changed[:3]) + "), so "
                     "installing it alone would leave files and running state apart"
                 )
-            # One round trip: on a loaded machine each costs more than the work it carries.
-            self.run_script(
+            # One round trip (on a loaded machine each costs more than the work it carries):
+            # save, install, and read the installed files' digests back.
+            paths = self.managed_files()
+            installed = self.run_script(
                 self.rollback_script(state, candidate)
                 + " && "
                 + self.install_files(self.candidate_dir)
-            )
+                + " && sha256sum "
+                + " ".join(shlex.quote(paths[name]) for name in sorted(candidate))
+            ).text
         except RemoteCommandError as exc:
             raise CommitError(f"could not install the files: {exc}") from exc
+        read_back: dict[str, str] = {}
+        for line in installed.splitlines():
+            digest, _, path = line.partition("  ")  # sha256sum: "<digest>  <path>"
+            read_back[path] = digest
+        for name in sorted(candidate):
+            want = hashlib.sha256(candidate[name].encode()).hexdigest()
+            if read_back.get(paths[name]) != want:
+                raise CommitError(f"{paths[name]}: the installed file reads back otherwise")
         self.discard_config()
 
     def apply_commands(self, source_dir: str, state: DeviceState, script: str) -> str:
