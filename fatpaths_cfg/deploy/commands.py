@@ -52,6 +52,8 @@ def _fixed(table: Table, header: str, values: list[str], justify: str = "left") 
 
 
 def print_report(report: DeployReport, title: str = "deploy") -> None:
+    from fatpaths_cfg.deploy.state import changed_lines
+
     results = sorted(report.results, key=lambda r: r.name)
     table = Table(title=title)
     _fixed(table, "switch", [r.name for r in results])
@@ -62,11 +64,7 @@ def print_report(report: DeployReport, title: str = "deploy") -> None:
     _fixed(table, "routes", [r.routes for r in results], "right")
     _fixed(table, "s", [f"{r.seconds:.1f}" for r in results], "right")
     for r in results:
-        changed = sum(
-            1
-            for line in r.diff.splitlines()
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        )
+        changed = len(changed_lines(r.diff))
         table.add_row(
             r.name,
             r.platform,

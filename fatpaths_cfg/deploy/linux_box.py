@@ -35,6 +35,7 @@ from fatpaths_cfg.deploy.reach import connect_in_netns
 from fatpaths_cfg.deploy.state import (
     KernelItem,
     RouteTable,
+    changed_lines,
     device_addresses,
     device_routes,
     fib_table,
@@ -412,13 +413,10 @@ class LinuxBoxDriver(NetworkDriver):
             state = self.read_state()
             drift = self.diff_against(state, candidate)
             if drift:
-                changed = [
-                    line
-                    for line in drift.splitlines()
-                    if line[:1] in "+-" and not line.startswith(("+++", "---"))
-                ]
                 raise CommitRefused(
-                    "the device does not run the candidate (" + ", ".join(changed[:3]) + "), so "
+                    "the device does not run the candidate ("
+                    + ", ".join(changed_lines(drift)[:3])
+                    + "), so "
                     "installing it alone would leave files and running state apart"
                 )
             # One round trip (on a loaded machine each costs more than the work it carries):

@@ -20,7 +20,7 @@ from fatpaths_cfg.deploy.cabling import (
     seen_neighbours,
 )
 from fatpaths_cfg.deploy.devices import Credentials, DeviceAccess, DeviceBook
-from fatpaths_cfg.deploy.state import RouteCheck, RouteTable
+from fatpaths_cfg.deploy.state import RouteCheck, RouteTable, drift_problem
 from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
 from fatpaths_cfg.fabric import Switch
 from fatpaths_cfg.platforms import PLATFORMS, resolve
@@ -390,12 +390,7 @@ def verify_device(
     problems = [c.describe() for c in checks if not c.ok]
     drift = driver.installed_drift()
     if drift:
-        changed = [
-            line
-            for line in drift.splitlines()
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        ]
-        problems.append(f"running differs from installed: {', '.join(changed[:3])}")
+        problems.append(drift_problem(drift))
     return "; ".join(problems)
 
 

@@ -34,7 +34,7 @@ from fatpaths_cfg.deploy.push import (
     driver_for,
     plan_targets,
 )
-from fatpaths_cfg.deploy.state import RouteTable
+from fatpaths_cfg.deploy.state import RouteTable, drift_problem
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.plan.rounds import CLEANUP, Round, StateProof, walk_state
 from fatpaths_cfg.plan.run import Plan, make_plan
@@ -279,16 +279,9 @@ class _Fabric:
                 except CommitRefused as refused:
                     driver.commit_config()
                     drift = driver.installed_drift()
-                    changed = [
-                        line
-                        for line in drift.splitlines()
-                        if line[:1] in "+-" and not line.startswith(("+++", "---"))
-                    ]
                     result.status = "failed" if drift else "committed"
                     result.detail = (
-                        f"running differs from installed: {', '.join(changed[:3])}"
-                        if drift
-                        else f"committed with a reload: {refused}"
+                        drift_problem(drift) if drift else f"committed with a reload: {refused}"
                     )
             except Exception as exc:  # the device refused or could not be read: this switch failed
                 result.detail = f"{type(exc).__name__}: {exc}"

@@ -261,3 +261,17 @@ def unified(running: list[str], candidate: list[str], name: str, candidate_name:
             f"candidate/{candidate_name}",
         )
     )
+
+
+def changed_lines(diff: str) -> list[str]:
+    """The added and removed lines of a unified diff, without its two file headers."""
+    return [
+        line
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+def drift_problem(drift: str) -> str:
+    """How a device whose running state differs from its installed files is reported."""
+    return f"running differs from installed: {', '.join(changed_lines(drift)[:3])}"
