@@ -129,3 +129,21 @@ def test_device_read_keeps_each_output_and_fails_with_the_commands_reason(
     assert str(caught.value) == f"{failing}: Exiting: failed to connect to any daemons."
     with pytest.raises(DeviceReadError, match="ip: cannot open netns"):
         LocalBox({"addr": "echo 'ip: cannot open netns' >&2; exit 255"}).read_state()
+
+
+def test_changes_run_before_the_read_in_the_same_round_trip(tmp_path: Path) -> None:
+    """A round's push and its read-back are one session: the changes run first (a here-document
+    is their input), a failed change is reported and does not stop the read."""
+    written = tmp_path / "routes"
+    box = LocalBox({"one": f"cat {written}"})
+    state = box.read_state(
+        before={
+            "write": f"set -e\ncat > {written} <<'END'\nip route 10.0.0.0/24 10.1.0.1\nEND",
+            "refused": "echo 'line 1: % Unknown command' >&2; exit 2",
+        }
+    )
+    assert state.outputs["one"] == "ip route 10.0.0.0/24 10.1.0.1\n"
+    assert state.before["write"].status == 0
+    assert state.before["refused"].status == 2
+    assert state.before["refused"].message() == "line 1: % Unknown command"
+    assert "write" not in state.outputs and "refused" not in state.outputs

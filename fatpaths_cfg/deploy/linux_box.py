@@ -23,7 +23,7 @@ import re
 import secrets
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -221,10 +221,42 @@ class LinuxBoxDriver(NetworkDriver):
     # the rest (FRR's `show running-config` asks every daemon).
     route_state_keys: tuple[str, ...] = ("route4", "route6")
 
+    def run_commands(self, commands: dict[str, str]) -> dict[str, RemoteResult]:
+        """Run each command in its own subshell, in order, all in one SSH round trip, so that
+        none can end the others early: each one's exit status, stdout and stderr."""
+        separator = f"--fatpaths-{secrets.token_hex(8)}--"
+        # Per command: its stdout, a separator carrying its exit status, its stderr, a separator.
+        script = (
+            "err=$(mktemp) || exit 1\n"
+            + "".join(
+                f'( {command}\n) 2>"$err"; status=$?; echo; echo {separator}:$status; '
+                f'cat "$err"; echo; echo {separator}\n'
+                for command in commands.values()
+            )
+            + 'rm -f "$err"\n'
+        )
+        parts = re.split(rf"\n{re.escape(separator)}(?::(\d+))?\n", self.run_script(script).text)
+        if len(parts) != 4 * len(commands) + 1:
+            raise DeviceReadError(
+                f"reading the device state: {(len(parts) - 1) // 4} answers to "
+                f"{len(commands)} commands"
+            )
+        return {
+            key: RemoteResult(
+                int(parts[4 * i + 1]), parts[4 * i].encode(), parts[4 * i + 2].encode()
+            )
+            for i, key in enumerate(commands)
+        }
+
     def read_state(
-        self, files: Iterable[str] = (), keys: Iterable[str] | None = None
+        self,
+        files: Iterable[str] = (),
+        keys: Iterable[str] | None = None,
+        before: dict[str, str] | None = None,
     ) -> DeviceState:
-        """The device's tables and the given files, read in one command.
+        """The device's tables and the given files, read in one command; `before` runs first
+        in the same round trip (a round's route changes, read back at once), and its results
+        are in the state's `before` without failing the read.
 
         A command that fails (vtysh finding no daemon, an `ip` the device lacks) raises
         DeviceReadError with its own reason: its empty output taken as an empty table would
@@ -236,32 +268,15 @@ class LinuxBoxDriver(NetworkDriver):
         for path in files:
             quoted = shlex.quote(path)
             commands[f"file:{path}"] = f"if [ -e {quoted} ]; then cat {quoted}; fi"
-        separator = f"--fatpaths-{secrets.token_hex(8)}--"
-        # Per command (in a subshell, so none can end the read early): its stdout, a separator
-        # carrying its exit status, its stderr, a separator.
-        script = (
-            "err=$(mktemp) || exit 1\n"
-            + "".join(
-                f'( {command} ) 2>"$err"; status=$?; echo; echo {separator}:$status; cat "$err"; '
-                f"echo; echo {separator}\n"
-                for command in commands.values()
-            )
-            + 'rm -f "$err"\n'
-        )
-        parts = re.split(rf"\n{re.escape(separator)}(?::(\d+))?\n", self.run_script(script).text)
-        if len(parts) != 4 * len(commands) + 1:
-            raise DeviceReadError(
-                f"reading the device state: {(len(parts) - 1) // 4} answers to "
-                f"{len(commands)} commands"
-            )
+        first = {f"before:{key}": command for key, command in (before or {}).items()}
+        results = self.run_commands({**first, **commands})
         outputs = {}
-        for i, (key, command) in enumerate(commands.items()):
-            out, status, err = parts[4 * i], parts[4 * i + 1], parts[4 * i + 2]
-            if status != "0":
-                reason = RemoteResult(int(status), out.encode(), err.encode()).message()
-                raise DeviceReadError(f"{command}: {reason}")
-            outputs[key] = out
-        return DeviceState(outputs)
+        for key, command in commands.items():
+            result = results[key]
+            if result.status != 0:
+                raise DeviceReadError(f"{command}: {result.message()}")
+            outputs[key] = result.text
+        return DeviceState(outputs, {key[7:]: results[key] for key in first})
 
     def kernel_items(self, state: DeviceState, ports: set[str]) -> set[KernelItem]:
         items = device_addresses(state.outputs["addr"], ports)
@@ -281,14 +296,23 @@ class LinuxBoxDriver(NetworkDriver):
 
     def get_route_tables(self) -> tuple[RouteTable | None, RouteTable]:
         """(RIB or None, FIB): static routes with the next hops they are installed through."""
+        _, rib, fib = self.change_then_read({})
+        return rib, fib
+
+    def change_then_read(
+        self, changes: dict[str, str]
+    ) -> tuple[dict[str, RemoteResult], RouteTable | None, RouteTable]:
+        """Run `changes` (shell commands, in order), then read the route tables, in one round
+        trip: an ordered deploy's round costs one session per switch, not one for the push and
+        one for its read-back. A change that fails does not stop the read; its result says so."""
         script_path = self.managed_files()[self.script_name]
         if self.fabric_ports is not None:
-            state = self.read_state(keys=self.route_state_keys)
+            state = self.read_state(keys=self.route_state_keys, before=changes)
             ports = set(self.fabric_ports)
         else:
-            state = self.read_state([script_path], keys=self.route_state_keys)
+            state = self.read_state([script_path], keys=self.route_state_keys, before=changes)
             ports = self.ports_for(state.file(script_path))
-        return self.rib(state), self.fib(state, ports)
+        return state.before, self.rib(state), self.fib(state, ports)
 
     def get_fib(self) -> RouteTable:
         """The kernel's routes via next hops out of the fabric ports."""
@@ -665,9 +689,11 @@ def _age_seconds(age: str) -> int:
 
 @dataclass(frozen=True)
 class DeviceState:
-    """Outputs of one read of the device, by what was asked."""
+    """Outputs of one read of the device, by what was asked, and the results of the changes
+    run before it in the same round trip."""
 
     outputs: dict[str, str]
+    before: dict[str, RemoteResult] = field(default_factory=dict)
 
     def file(self, path: str) -> str:
         return self.outputs[f"file:{path}"]

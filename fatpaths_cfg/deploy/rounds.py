@@ -84,21 +84,26 @@ def _lines_of(view: RouteView, layer: int, switch: str, dest: str, hop: str) -> 
     return [line for line in written if line is not None]
 
 
-def frr_batches(add: list[RouteLine], remove: list[RouteLine]) -> list[bytes]:
-    """The round's lines as files for `vtysh -f` on standard input: first every new route, then,
-    in a second file, the old ones' removal (make before break: each state of the switch is one
-    the plan proved). Two files, not one: FRR applies one file as one transaction, and within it
-    a route whose old next hop goes and new one comes may be withdrawn and added again, which
-    the hitless benchmark saw as probes lost to "net unreachable". A file, not a `-c` per line:
-    the push takes half the time."""
+def frr_change_command(vtysh: str, add: list[RouteLine], remove: list[RouteLine]) -> str:
+    """The round's lines as shell: `vtysh -f` reading first every new route, then, as a second
+    file, the old ones' removal (make before break: each state of the switch is one the plan
+    proved), the second only if the first went in. Two files, not one: FRR applies one file as
+    one transaction, and within it a route whose old next hop goes and new one comes may be
+    withdrawn and added again, which the hitless benchmark saw as probes lost to "net
+    unreachable". A file, not a `-c` per line: the push takes half the time."""
 
-    def text(lines: list[RouteLine], verb: str) -> bytes:
+    def text(lines: list[RouteLine], verb: str) -> str:
         return "".join(
             f"{verb}{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}\n"
             for family, prefix, hop in lines
-        ).encode()
+        )
 
-    return [batch for batch in (text(add, ""), text(remove, "no ")) if batch]
+    # Route lines hold only addresses and keywords, so they cannot end the here-document.
+    files = [batch for batch in (text(add, ""), text(remove, "no ")) if batch]
+    return "set -e\n" + "\n".join(f"{vtysh} <<'{_END}'\n{batch}{_END}" for batch in files)
+
+
+_END = "FATPATHS_ROUTES_END"
 
 
 def linux_script(add: list[RouteLine], remove: list[RouteLine]) -> str:
@@ -153,6 +158,9 @@ class _Fabric:
         self.old_hops = self.update.old_hops
         self.new_hops = self.update.new_hops
         self.both = (self.old_hops >= 0) & (self.new_hops >= 0)
+        # Read-backs taken as each switch finished staging / installing its files.
+        self.first_tables: dict[str, RouteTable | None] = {}
+        self.last_tables: dict[str, RouteTable | None] = {}
 
     def pool(self, work: Callable[[str], Any], names: list[str]) -> list[Any]:
         # Every session is open already and each step is one short command on it: a round goes
@@ -178,7 +186,11 @@ class _Fabric:
                 driver.load_replace_candidate(filename=str(target.config))
             except Exception as exc:  # the device refuses NEW's files: nothing may move
                 failed[name] = f"candidate rejected: {exc}"
+                return
+            # Read OLD back now, not after every switch has staged: staging moves no route.
+            self.read_one(name, self.first_tables)
 
+        self.first_tables.clear()
         self.pool(one, sorted(self.targets))
         return failed
 
@@ -198,52 +210,47 @@ class _Fabric:
         kept = route_lines((self.old, self.new), self.names, np.where(applied, -1, state), name)
         return table_of({**kept, **moved})
 
+    def read_one(self, name: str, tables: dict[str, RouteTable | None]) -> None:
+        """`name`'s FIB (and RIB, as `name/rib`) into `tables`."""
+        try:
+            rib, fib = self.drivers[name].get_route_tables()
+            tables[name] = fib
+            tables[f"{name}/rib"] = rib
+        except Exception:  # an unreadable switch is a failure, never an empty table
+            tables[name] = None
+
     def read(self, names: list[str]) -> dict[str, RouteTable | None]:
         tables: dict[str, RouteTable | None] = {}
-
-        def one(name: str) -> None:
-            try:
-                rib, fib = self.drivers[name].get_route_tables()
-                tables[name] = fib
-                tables[f"{name}/rib"] = rib
-            except Exception:  # an unreadable switch is a failure, never an empty table
-                tables[name] = None
-
-        self.pool(one, names)
+        self.pool(lambda name: self.read_one(name, tables), names)
         return tables
 
     def settle(
-        self, state: np.ndarray, touched: list[str], final_state: bool = False
+        self,
+        state: np.ndarray,
+        touched: list[str],
+        final_state: bool = False,
+        tables: dict[str, RouteTable | None] | None = None,
     ) -> tuple[dict[str, str], StateProof]:
-        """Read every switch back (zebra installs asynchronously: wait up to verify_timeout
-        for the touched ones), compare the touched ones, walk the whole fabric."""
+        """Hold the touched switches to `state` (zebra installs asynchronously: those that
+        differ are read again, up to verify_timeout), then walk the whole fabric. `tables` are
+        read-backs taken already (a round reads while it pushes); every other switch is read."""
         deadline = time.monotonic() + self.options.verify_timeout
         present = [n for n in self.names if n in self.drivers]
         wanted = {name: self.expected(state, name) for name in touched}
-        # While zebra installs, only the touched switches are read again; the others hold
-        # what the previous state read back, and are read once, for the walk.
-        while True:
+        if tables is None:
             tables = self.read([n for n in touched if n in self.drivers])
+        while True:
             problems = {}
             for name in touched:
-                want = wanted[name]
-                for kind in ("", "/rib"):
-                    got = tables.get(name + kind)
-                    if got is None and kind:
-                        continue  # a platform with no routing daemon has no RIB
-                    if got is None:
-                        problems[name] = "could not be read back"
-                    elif dict(got) != want:
-                        missing = sorted(set(want.items()) - set(got.items()))
-                        extra = sorted(set(got.items()) - set(want.items()))
-                        problems[name] = (
-                            f"{'rib' if kind else 'fib'}: {len(missing)} routes missing, "
-                            f"{len(extra)} not expected"
-                            + (f" (first missing {missing[0][0]})" if missing else "")
-                        )
-            if not problems or time.monotonic() > deadline:
+                problem = _table_problem(wanted[name], tables.get(name), tables.get(f"{name}/rib"))
+                if problem:
+                    problems[name] = problem
+            # A switch that matched holds its routes: only the others are read again.
+            again = [n for n in problems if n in self.drivers]
+            if not again or time.monotonic() > deadline:
                 break
             time.sleep(0.3)
+            tables.update(self.read(again))
         tables.update(self.read([n for n in present if n not in tables]))
         fib_tables = {n: tables.get(n) for n in present}
         live = live_fabric(self.book, fib_tables)
@@ -286,13 +293,17 @@ class _Fabric:
             except Exception as exc:  # the device refused or could not be read: this switch failed
                 result.detail = f"{type(exc).__name__}: {exc}"
             result.seconds = round(time.monotonic() - started, 1)
+            # The routes as they run after this switch's own step (no other switch's changes
+            # them), read now rather than after every switch has installed.
+            self.read_one(name, self.last_tables)
             return result
 
+        self.last_tables.clear()
         report.results = self.pool(one, sorted(self.targets))
         return report
 
-    def push(self, steps_round: Round, undo: bool) -> dict[str, str]:
-        """Apply one round's steps (or their inverse) on every switch they touch, at once."""
+    def changes(self, steps_round: Round, undo: bool) -> dict[str, str]:
+        """One round's steps (or their inverse) as a shell command per switch it touches."""
         by_switch: dict[str, tuple[list[RouteLine], list[RouteLine]]] = {}
         for step in steps_round.steps:
             if step.switch not in self.targets:
@@ -315,27 +326,59 @@ class _Fabric:
             else:
                 add.extend(new_lines)
                 remove.extend(old_lines)
-        failed: dict[str, str] = {}
+        commands = {}
+        for name, (add, remove) in by_switch.items():
+            driver = self.drivers.get(name)
+            if self.targets[name].platform == "frr" and driver is not None:
+                commands[name] = frr_change_command(driver.vtysh("-f", "/dev/stdin"), add, remove)
+            else:
+                commands[name] = linux_script(add, remove)
+        return commands
+
+    def push(self, steps_round: Round, undo: bool) -> tuple[dict[str, str], dict[str, Any]]:
+        """Apply one round on every switch it touches and read each back in the same round
+        trip; the switches it does not touch are read meanwhile (nothing changes them)."""
+        commands = self.changes(steps_round, undo)
+        failed = {name: "not connected" for name in commands if name not in self.drivers}
+        tables: dict[str, Any] = {}
 
         def one(name: str) -> None:
-            driver = self.drivers.get(name)
-            if driver is None:
-                failed[name] = "not connected"
-                return
-            add, remove = by_switch[name]
+            command = commands.get(name)
             try:
-                if self.targets[name].platform == "frr":
-                    # vtysh -f exits 2 on any line it refuses (it goes on with the rest): the
-                    # switch failed this round, and the read-back shows where it stands.
-                    for batch in frr_batches(add, remove):
-                        driver.run(driver.vtysh("-f", "/dev/stdin"), stdin=batch)
-                else:
-                    driver.run_script(linux_script(add, remove))
-            except Exception as exc:  # the device refused: this round failed on it
-                failed[name] = f"{type(exc).__name__}: {exc}"
+                results, rib, fib = self.drivers[name].change_then_read(
+                    {"routes": command} if command else {}
+                )
+            except Exception as exc:  # unreadable, or the push is unknown: a failure either way
+                tables[name] = None
+                if command:
+                    failed[name] = f"{type(exc).__name__}: {exc}"
+                return
+            tables[name], tables[f"{name}/rib"] = fib, rib
+            pushed = results.get("routes")
+            if pushed is not None and pushed.status != 0:
+                # vtysh -f exits 2 on any line it refuses (it goes on with the rest): the switch
+                # failed this round, and the read-back shows where it stands.
+                failed[name] = f"the round's routes: {pushed.message()}"
 
-        self.pool(one, sorted(by_switch))
-        return failed
+        present = [n for n in self.names if n in self.drivers]
+        # The pushes start first; the other switches' reads fill the pool after them.
+        self.pool(one, sorted(present, key=lambda n: n not in commands))
+        return failed, tables
+
+
+def _table_problem(want: RouteTable, fib: RouteTable | None, rib: RouteTable | None) -> str | None:
+    """How a switch's read-back FIB (and RIB, where it has a routing daemon) misses `want`."""
+    if fib is None:
+        return "could not be read back"
+    for kind, got in (("fib", fib), ("rib", rib)):
+        if got is None or dict(got) == want:
+            continue  # a platform with no routing daemon has no RIB
+        missing = sorted(set(want.items()) - set(got.items()))
+        extra = sorted(set(got.items()) - set(want.items()))
+        return f"{kind}: {len(missing)} routes missing, {len(extra)} not expected" + (
+            f" (first missing {missing[0][0]})" if missing else ""
+        )
+    return None
 
 
 def ordered_deploy(
@@ -386,7 +429,9 @@ def _run(
     rounds = fabric.update.rounds
     states = [fabric.old_hops, *fabric.update.states]
     start = RoundResult(-1, "stage NEW, read OLD", False, sorted(fabric.targets), failed)
-    problems, start.proof = fabric.settle(states[0], sorted(fabric.drivers))
+    problems, start.proof = fabric.settle(
+        states[0], sorted(fabric.drivers), tables=fabric.first_tables
+    )
     start.failed.update(problems)
     start.seconds = round(time.monotonic() - began, 1)
     report.rounds.append(start)
@@ -429,7 +474,9 @@ def _run(
     started = time.monotonic()
     report.final = fabric.commit_files()
     final = RoundResult(rounds[-1].number + 1, "commit files", False, sorted(fabric.targets))
-    problems, final.proof = fabric.settle(states[-1], sorted(fabric.drivers), final_state=True)
+    problems, final.proof = fabric.settle(
+        states[-1], sorted(fabric.drivers), final_state=True, tables=fabric.last_tables
+    )
     final.failed = problems | {r.name: r.detail for r in report.final.results if not r.ok}
     final.seconds = round(time.monotonic() - started, 1)
     report.rounds.append(final)
@@ -445,10 +492,10 @@ def _run(
 def _apply(fabric: _Fabric, update_round: Round, state: np.ndarray, undo: bool) -> RoundResult:
     started = time.monotonic()
     result = RoundResult(update_round.number, update_round.kind, undo, update_round.switches)
-    result.failed = fabric.push(update_round, undo)
+    result.failed, tables = fabric.push(update_round, undo)
     touched = [n for n in update_round.switches if n in fabric.drivers]
     final = update_round.kind == CLEANUP and not undo
-    problems, result.proof = fabric.settle(state, touched, final_state=final)
+    problems, result.proof = fabric.settle(state, touched, final_state=final, tables=tables)
     result.failed.update(problems)
     result.seconds = round(time.monotonic() - started, 1)
     return result
