@@ -35,8 +35,9 @@ from fatpaths_cfg.analysis.path_metrics import (
     path_metrics,
     total_network_load,
 )
-from fatpaths_cfg.analysis.paths import Path, links_of
+from fatpaths_cfg.analysis.paths import links_of
 from fatpaths_cfg.compiled import load_compiled
+from fatpaths_cfg.compiled.paths import Path
 from fatpaths_cfg.topologies import generate
 
 INVENTORIES = FsPath(__file__).resolve().parent.parent / "inventories"

@@ -1,18 +1,15 @@
-"""The one walker, sampler, greedy disjoint count and derangement the analyses share."""
+"""The one walker (shared by analysis, verify and the lab), sampler, greedy disjoint count and
+derangement."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
 
-from fatpaths_cfg.analysis.paths import (
-    greedy_disjoint,
-    layer_paths,
-    links_of,
-    sample_pairs,
-    walk,
-    walk_layers,
-)
+from fatpaths_cfg.analysis.paths import greedy_disjoint, links_of, sample_pairs
+from fatpaths_cfg.compiled.paths import layer_paths, walk, walk_layers
 from fatpaths_cfg.traffic_patterns import derangement
 
 
@@ -74,3 +71,25 @@ def test_derangement_returns_for_every_size_and_fixes_no_point(n: int) -> None:
     assert sorted(perm.tolist()) == list(range(n))
     if n >= 2:
         assert not (perm == np.arange(n)).any()
+
+
+def test_verify_and_lab_walk_no_invented_path_through_a_missing_entry() -> None:
+    """A layer without an s-t route (-1, e.g. a pair across planes) gives no expected path: the
+    Batfish check and the lab's traces used to step to switch -1, the last switch."""
+    from types import SimpleNamespace
+
+    from fatpaths_cfg.lab.probe import PathModel
+    from fatpaths_cfg.verify.batfish import compiled_path
+
+    tables = ring_tables()
+    tables[0, 1, 3] = -1  # switch 1 has no route to 3 in layer 0
+    names = [SimpleNamespace(name=f"S{i}") for i in range(4)]
+    loaded: Any = SimpleNamespace(next_hop=tables, fabric=SimpleNamespace(switches=names))
+    assert compiled_path(loaded, 0, 0, 3) is None
+    assert compiled_path(loaded, 1, 0, 3) == ["s0", "s3"]
+    assert compiled_path(loaded, 0, 0, 2) == ["s0", "s1", "s2"]
+
+    model = PathModel.__new__(PathModel)
+    model.ecmp, model.next_hop = False, tables
+    assert model.path(1, 0, 3) == []
+    assert model.path(1, 0, 2) == [0, 1, 2]

@@ -1,8 +1,9 @@
-"""Paths as every analysis sees them: walking a layer's next hops, sampling switch pairs and
-counting link-disjoint paths greedily.
+"""Paths as every analysis sees them: sampling switch pairs and counting link-disjoint paths
+greedily (walking a layer's next hops is `fatpaths_cfg.compiled.paths`, shared with verify and
+the lab).
 
-One walker, one sampler and one greedy count, so that diversity, c_l, throughput and the plane
-analyses agree on what "the path of a layer" and "a sampled pair" mean. The sampler takes its
+One sampler and one greedy count, so that diversity, c_l, throughput and the plane analyses
+agree on what "a sampled pair" means. The sampler takes its
 generator from the caller, who draws it from a stream named after the choice
 (`fatpaths_cfg.stable_hash.stream`), so the number of pairs asked for changes nothing else.
 """
@@ -14,34 +15,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-Path = tuple[int, ...]
+from fatpaths_cfg.compiled.paths import Path
+
 Link = tuple[int, int]
-
-
-def walk(next_hop: np.ndarray, s: int, t: int) -> Path | None:
-    """The s-t path one layer's table (`next_hop[switch, destination]`) gives; None where the
-    table has no entry (< 0) or loops (a walk longer than the switch count)."""
-    path = [s]
-    while path[-1] != t:
-        nxt = int(next_hop[path[-1], t])
-        if nxt < 0 or len(path) > next_hop.shape[0]:
-            return None
-        path.append(nxt)
-    return tuple(path)
-
-
-def walk_layers(next_hop: np.ndarray, s: int, t: int) -> list[Path | None]:
-    """Per layer of `next_hop[layer, switch, destination]`, its s-t path (None: none)."""
-    return [walk(next_hop[layer], s, t) for layer in range(next_hop.shape[0])]
-
-
-def layer_paths(next_hop: np.ndarray, s: int, t: int) -> list[Path]:
-    """The distinct s-t paths of the layers, in layer order; layers without one are left out."""
-    unique: list[Path] = []
-    for path in walk_layers(next_hop, s, t):
-        if path is not None and path not in unique:
-            unique.append(path)
-    return unique
 
 
 def links_of(path: Path) -> set[Link]:

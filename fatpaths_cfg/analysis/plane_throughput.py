@@ -26,13 +26,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
-from fatpaths_cfg.analysis.paths import Path, layer_paths
 from fatpaths_cfg.analysis.planes import (
     PlaneSet,
     neighbours,
     nested_shortest_paths,
     shortest_paths,
 )
+from fatpaths_cfg.compiled.paths import Path, layer_paths
 from fatpaths_cfg.traffic_patterns import derangement
 
 PLANE_SCHEMES = ("mcf", "ecmp", "ksp", "ksp-total", "fatpaths")

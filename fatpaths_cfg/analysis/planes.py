@@ -15,7 +15,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from fatpaths_cfg.analysis.paths import Path
+from fatpaths_cfg.compiled.paths import Path
 from fatpaths_cfg.fabric import Fabric
 from fatpaths_cfg.topologies import generate
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
-from fatpaths_cfg.analysis.paths import Path, layer_paths, walk
+from fatpaths_cfg.compiled.paths import Path, layer_paths, walk
 from fatpaths_cfg.fabric import Fabric
 
 SCHEMES = ("fatpaths", "minimal", "ecmp")

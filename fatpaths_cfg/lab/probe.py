@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fatpaths_cfg.compiled.paths import walk
 from fatpaths_cfg.lab.low_latency import LowLatencyResult, check_low_latency
 from fatpaths_cfg.lab.names import HOST_UPLINK
 from fatpaths_cfg.lab.netns import in_netns, parallel, run
@@ -260,10 +261,17 @@ class PathModel:
         return True
 
     def path(self, layer: int, s: int, t: int) -> list[int]:
-        """The first-choice path (exact without ECMP)."""
+        """The first-choice path (exact without ECMP); [] where the layer has none."""
+        if not self.ecmp:
+            found = walk(self.next_hop[layer - 1], s, t)
+            return list(found) if found is not None else []
         path = [s]
-        while path[-1] != t and len(path) <= len(self.neighbours) + 1:
-            path.append(self.hops(layer, path[-1], t)[0])
+        while path[-1] != t:
+            # Each ECMP hop is one closer to t, so this ends; a switch with none has no path.
+            hops = self.hops(layer, path[-1], t)
+            if not hops:
+                return []
+            path.append(hops[0])
         return path
 
     def is_path(self, layer: int, hops: list[int], t: int) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.compiled import AddressRecords, LoadedCompiled, load_compiled
+from fatpaths_cfg.compiled.paths import walk
 from fatpaths_cfg.errors import UserErrors
 
 SNAPSHOT_DIR = "batfish"
@@ -274,11 +275,11 @@ def sample_pairs(loaded: LoadedCompiled, per_layer: int, seed: int) -> list[tupl
     return pairs
 
 
-def compiled_path(loaded: LoadedCompiled, layer: int, s: int, t: int) -> list[str]:
-    path = [s]
-    while path[-1] != t and len(path) <= loaded.fabric.nr:
-        path.append(int(loaded.next_hop[layer, path[-1], t]))
-    return [loaded.fabric.switches[p].name.lower() for p in path]
+def compiled_path(loaded: LoadedCompiled, layer: int, s: int, t: int) -> list[str] | None:
+    """The switches (as Batfish names nodes) of the layer's compiled s-t path; None where the
+    layer has none (a pair across planes, say): never a path through an entry of -1."""
+    path = walk(loaded.next_hop[layer], s, t)
+    return None if path is None else [loaded.fabric.switches[p].name.lower() for p in path]
 
 
 def trace_addresses(
@@ -316,7 +317,10 @@ def check_traceroutes(bf: Any, loaded: LoadedCompiled, family: str) -> BatfishCh
                 continue
             for trace in frame.iloc[0]["Traces"]:
                 hops = [h.node.lower() for h in trace.hops if h.node.lower() in switch_names]
-                if trace.disposition not in DELIVERED:
+                if want is None:
+                    if trace.disposition in DELIVERED:
+                        failures.append(f"{label}: delivered, but the layer has no path")
+                elif trace.disposition not in DELIVERED:
                     failures.append(f"{label}: {trace.disposition} after {' '.join(hops)}")
                 elif (hops != want and not ecmp) or (ecmp and len(hops) != len(want)):
                     failures.append(f"{label}: took {' '.join(hops)}, compiled {' '.join(want)}")
