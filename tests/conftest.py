@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,27 @@ def clab_schema_path() -> Path:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture
+def mptcp_lab() -> None:
+    """The lab's prerequisites with MPTCP (a missing one fails, never skips)."""
+    from lab_fixtures import require_lab
+
+    require_lab(mptcp=True)
+
+
+@pytest.fixture
+def hand6_up(tmp_path: Path) -> Iterator[Path]:
+    """hand-6 compiled as a user would, its lab up for the test and torn down after."""
+    from lab_fixtures import compiled_lab_output, torn_down_after
+
+    from fatpaths_cfg.lab.lifecycle import up
+
+    out = compiled_lab_output(INVENTORIES / "hand-6.yaml", tmp_path / "hand6")
+    with torn_down_after(out):
+        up(out)
+        yield out
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import typer
-from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from typer.testing import CliRunner
 
 from fatpaths_cfg.lab.commands import add_commands
-from fatpaths_cfg.lab.lifecycle import up
 from fatpaths_cfg.lab.mptcp import pick_demo, run_demo
 from fatpaths_cfg.lab.netns import LabWaitError, run
 from fatpaths_cfg.lab.plan import LabPlan, build_plan
@@ -23,20 +20,7 @@ from fatpaths_cfg.lab.state import load_state
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.lab
-
-
-@pytest.fixture(autouse=True)
-def lab_prerequisites() -> None:
-    require_lab(mptcp=True)
-
-
-@pytest.fixture
-def hand6_up(tmp_path: Path) -> Iterator[Path]:
-    out = compiled_lab_output(REPO / "inventories" / "hand-6.yaml", tmp_path / "hand6")
-    with torn_down_after(out):
-        up(out)
-        yield out
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("mptcp_lab")]
 
 
 def invoke(*args: str) -> tuple[int, str]:

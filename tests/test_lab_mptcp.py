@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from rich.console import Console
 
-from fatpaths_cfg.lab.lifecycle import up
 from fatpaths_cfg.lab.mptcp import print_demo, run_demo
 from fatpaths_cfg.lab.netns import run
 from fatpaths_cfg.lab.plan import build_plan
@@ -18,20 +15,7 @@ from fatpaths_cfg.lab.state import load_state
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.lab
-
-
-@pytest.fixture(autouse=True)
-def lab_prerequisites() -> None:
-    require_lab(mptcp=True)
-
-
-@pytest.fixture
-def hand6_up(tmp_path: Path) -> Iterator[Path]:
-    out = compiled_lab_output(REPO / "inventories" / "hand-6.yaml", tmp_path / "hand6")
-    with torn_down_after(out):
-        up(out)
-        yield out
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("mptcp_lab")]
 
 
 def mptcp_settings(out: Path) -> dict[str, tuple[str, str]]:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
+from lab_fixtures import compiled_lab_output, torn_down_after
 
 from fatpaths_cfg.lab.lifecycle import up
 from fatpaths_cfg.lab.netns import in_netns, run
@@ -26,7 +26,7 @@ from fatpaths_cfg.lab.probe import family_addresses
 HAND6_DUAL = Path(__file__).resolve().parent / "golden" / "hand6-dual.yaml"
 PORT = 5301
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("mptcp_lab")]
 
 # One MPTCP connection (IPPROTO_MPTCP = 262): the server reads until the client closes; the
 # client sends for the given seconds. A v6 socket is dual-stack, as applications' usually are.
@@ -53,11 +53,6 @@ else:
         sock.sendall(bytes(1 << 16))
     sock.close()
 """
-
-
-@pytest.fixture(autouse=True)
-def lab_prerequisites() -> None:
-    require_lab(mptcp=True)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
+from lab_fixtures import compiled_lab_output, torn_down_after
 from rich.console import Console
 from test_lab import invoke
 
@@ -22,12 +22,7 @@ from fatpaths_cfg.lab.state import load_state
 REPO = Path(__file__).resolve().parent.parent
 HAND2 = REPO / "inventories" / "hand-2planes.yaml"
 
-pytestmark = pytest.mark.lab
-
-
-@pytest.fixture(autouse=True)
-def lab_prerequisites() -> None:
-    require_lab(mptcp=True)
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("mptcp_lab")]
 
 
 @pytest.fixture
