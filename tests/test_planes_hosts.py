@@ -17,7 +17,8 @@ import pytest
 
 from fatpaths_cfg import api
 from fatpaths_cfg.compiled import load_compiled
-from fatpaths_cfg.verify.checker import CROSS_PLANE, Finding, check_forwarding
+from fatpaths_cfg.verify.checker import check_forwarding
+from fatpaths_cfg.verify.findings import CROSS_PLANE, Finding
 from fatpaths_cfg.verify.readers import read_configs
 
 REPO = Path(__file__).resolve().parent.parent

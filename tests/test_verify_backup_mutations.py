@@ -12,13 +12,13 @@ from fatpaths_cfg import api
 from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
 from fatpaths_cfg.inventory.load import load_inventory
 from fatpaths_cfg.render.base import BACKUP_DISTANCE
-from fatpaths_cfg.verify.checker import (
+from fatpaths_cfg.verify.checker import check_forwarding
+from fatpaths_cfg.verify.findings import (
     BACKUP_DIFFERS,
     BACKUP_LOOP,
     BACKUP_NOT_LOOP_FREE,
     MISSING_BACKUP,
     Finding,
-    check_forwarding,
 )
 from fatpaths_cfg.verify.readers import plan_reading
 

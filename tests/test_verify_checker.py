@@ -14,14 +14,14 @@ import pytest
 
 from fatpaths_cfg import api
 from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
-from fatpaths_cfg.verify.checker import (
+from fatpaths_cfg.verify.checker import check_forwarding
+from fatpaths_cfg.verify.findings import (
     BAD_NEXT_HOP,
     MISSING_ADDRESS,
     MISSING_ROUTE,
     NOT_SHORTEST,
     OUTSIDE_LAYER,
     UP_DOWN_TURN,
-    check_forwarding,
 )
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs
 

@@ -16,7 +16,8 @@ from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
 from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
-from fatpaths_cfg.verify.checker import (
+from fatpaths_cfg.verify.checker import check_forwarding
+from fatpaths_cfg.verify.findings import (
     BAD_NEXT_HOP,
     DUPLICATE_ADDRESS,
     HOST_ON_LINK,
@@ -28,7 +29,6 @@ from fatpaths_cfg.verify.checker import (
     OUTSIDE_LAYER,
     UNPARSED,
     Finding,
-    check_forwarding,
 )
 from fatpaths_cfg.verify.model import Location
 from fatpaths_cfg.verify.readers import plan_reading, read_configs

@@ -13,8 +13,9 @@ import numpy as np
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.platforms import PLATFORMS
-from fatpaths_cfg.verify.checker import ForwardingCheck, check_forwarding
+from fatpaths_cfg.verify.checker import check_forwarding
 from fatpaths_cfg.verify.deadlock import LayerRoutes, find_cycle, layer_route_dependencies
+from fatpaths_cfg.verify.findings import ForwardingCheck
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES, PfcPlan, assign_pfc_classes
 from fatpaths_cfg.verify.readers import plan_reading, rendered_platforms
 
