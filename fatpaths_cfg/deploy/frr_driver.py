@@ -88,6 +88,7 @@ class FrrDriver(LinuxBoxDriver):
     script_name = INTERFACES
     routes_in_kernel_view = False  # zebra owns the routes via next hops
     route_state_keys = ("route4", "route6", "rib4", "rib6")
+    route_only_keys = ("rib4", "rib6")
 
     def __init__(
         self,
@@ -149,16 +150,15 @@ class FrrDriver(LinuxBoxDriver):
             else self.read_file(self.running_path(INTERFACES)),
         }
 
-    def check_candidate(self) -> None:
+    def check_command(self) -> str:
         script = shlex.quote(f"{self.candidate_dir}/{INTERFACES}")
-        check = self.run(
-            self.vtysh("--dryrun", "-f", f"{self.candidate_dir}/{FRR_CONF}")
-            + f" && sh -n {script}",
-            check=False,
+        return (
+            self.vtysh("--dryrun", "-f", f"{self.candidate_dir}/{FRR_CONF}") + f" && sh -n {script}"
         )
-        if check.status != 0:
-            detail = (check.stdout + check.stderr).decode("utf-8", "replace").strip()
-            raise ReplaceConfigException(f"the device rejects the candidate: {detail}")
+
+    def rejection(self, check: RemoteResult) -> str:
+        detail = (check.stdout + check.stderr).decode("utf-8", "replace").strip()
+        return f"the device rejects the candidate: {detail}"
 
     def diff_against(self, state: DeviceState, files: dict[str, str]) -> str:
         routing = unified(

@@ -220,6 +220,8 @@ class LinuxBoxDriver(NetworkDriver):
     # The parts of state_commands that get_route_tables needs: a read between rounds skips
     # the rest (FRR's `show running-config` asks every daemon).
     route_state_keys: tuple[str, ...] = ("route4", "route6")
+    # Parts only route reads need (a routing daemon's table): a whole read leaves them out.
+    route_only_keys: tuple[str, ...] = ()
 
     def run_commands(self, commands: dict[str, str]) -> dict[str, RemoteResult]:
         """Run each command in its own subshell, in order, all in one SSH round trip, so that
@@ -262,9 +264,8 @@ class LinuxBoxDriver(NetworkDriver):
         DeviceReadError with its own reason: its empty output taken as an empty table would
         show a running switch as blank, the whole candidate as new."""
         commands = dict(self.state_commands())
-        if keys is not None:
-            wanted = set(keys)
-            commands = {key: command for key, command in commands.items() if key in wanted}
+        wanted = set(keys) if keys is not None else set(commands) - set(self.route_only_keys)
+        commands = {key: command for key, command in commands.items() if key in wanted}
         for path in files:
             quoted = shlex.quote(path)
             commands[f"file:{path}"] = f"if [ -e {quoted} ]; then cat {quoted}; fi"
@@ -327,21 +328,35 @@ class LinuxBoxDriver(NetworkDriver):
         self, filename: str | None = None, config: str | None = None
     ) -> None:
         """Stage a full replacement: a switch's compiled file or folder, or the script text."""
+        self.stage_candidate(filename, config, read_routes=False)
+
+    def stage_candidate(
+        self, filename: str | None = None, config: str | None = None, read_routes: bool = True
+    ) -> tuple[RouteTable | None, RouteTable]:
+        """load_replace_candidate, and the route tables (RIB or None, FIB) read in the same
+        round trip (empty without `read_routes`): staging moves no route, so an ordered deploy
+        reads OLD back while it stages NEW."""
         files = self.candidate_files(filename, config)
+        write = f"rm -rf {shlex.quote(self.candidate_dir)} && " + write_files_command(
+            {f"{self.candidate_dir}/{name}": content for name, content in files.items()}
+        )
+        # Refused here, a bad file never replaces a working one.
+        steps = {"write": write, "check": self.check_command()}
         try:
-            self.run_script(
-                f"rm -rf {shlex.quote(self.candidate_dir)} && "
-                + write_files_command(
-                    {f"{self.candidate_dir}/{name}": content for name, content in files.items()}
-                )
-            )
-            # Refused here, a bad file never replaces a working one.
-            self.check_candidate()
+            if read_routes:
+                results, rib, fib = self.change_then_read(steps)
+            else:
+                results, rib, fib = self.run_commands(steps), None, {}
         except RemoteCommandError as exc:
             raise ReplaceConfigException(str(exc)) from exc
+        if results["write"].status != 0:
+            raise ReplaceConfigException(f"writing the candidate: {results['write'].message()}")
+        if results["check"].status != 0:
+            raise ReplaceConfigException(self.rejection(results["check"]))
         self._candidate = {
             name: content.decode("utf-8", "replace") for name, content in files.items()
         }
+        return rib, fib
 
     @property
     def _candidate_loaded(self) -> bool:
@@ -357,8 +372,13 @@ class LinuxBoxDriver(NetworkDriver):
             raise ReplaceConfigException(f"{path}: no such file")
         return {self.script_name: path.read_bytes()}
 
-    def check_candidate(self) -> None:
-        self.run(f"sh -n {shlex.quote(self.candidate_dir + '/' + self.script_name)}")
+    def check_command(self) -> str:
+        """A shell command that exits non-zero when the device refuses the staged candidate."""
+        return f"sh -n {shlex.quote(self.candidate_dir + '/' + self.script_name)}"
+
+    def rejection(self, check: RemoteResult) -> str:
+        """Why the device refused the candidate, from check_command's result."""
+        return f"{self.check_command().split()[0]}: {check.message()}"
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         raise NotImplementedError("fatpaths replaces whole configurations; merging is not offered")
@@ -425,11 +445,12 @@ class LinuxBoxDriver(NetworkDriver):
             self.arm_revert_timer(revert_in)
         self.discard_config()
 
-    def install_candidate(self) -> None:
+    def install_candidate(self) -> tuple[RouteTable | None, RouteTable]:
         """Put the staged files in place without applying them, for a device that already runs
         them: after an ordered deploy's rounds every route is in place, and a reload would only
         redo that work. The running state is read first and must equal the candidate; the
-        rollback copy is saved as by a commit; the installed files are read back (digests)."""
+        rollback copy is saved as by a commit; the installed files are read back (digests).
+        Returns the route tables (RIB or None, FIB) read right after, in the same round trip."""
         if self._candidate is None:
             raise CommitError("no candidate loaded (call load_replace_candidate first)")
         candidate = self._candidate
@@ -444,19 +465,23 @@ class LinuxBoxDriver(NetworkDriver):
                     "installing it alone would leave files and running state apart"
                 )
             # One round trip (on a loaded machine each costs more than the work it carries):
-            # save, install, and read the installed files' digests back.
+            # save, install, read the installed files' digests back, and the route tables.
             paths = self.managed_files()
-            installed = self.run_script(
-                self.rollback_script(state, candidate)
-                + " && "
-                + self.install_files(self.candidate_dir)
-                + " && sha256sum "
-                + " ".join(shlex.quote(paths[name]) for name in sorted(candidate))
-            ).text
+            results, rib, fib = self.change_then_read(
+                {
+                    "install": self.rollback_script(state, candidate)
+                    + " && "
+                    + self.install_files(self.candidate_dir)
+                    + " && sha256sum "
+                    + " ".join(shlex.quote(paths[name]) for name in sorted(candidate))
+                }
+            )
         except RemoteCommandError as exc:
             raise CommitError(f"could not install the files: {exc}") from exc
+        if results["install"].status != 0:
+            raise CommitError(f"could not install the files: {results['install'].message()}")
         read_back: dict[str, str] = {}
-        for line in installed.splitlines():
+        for line in results["install"].text.splitlines():
             digest, _, path = line.partition("  ")  # sha256sum: "<digest>  <path>"
             read_back[path] = digest
         for name in sorted(candidate):
@@ -464,6 +489,7 @@ class LinuxBoxDriver(NetworkDriver):
             if read_back.get(paths[name]) != want:
                 raise CommitError(f"{paths[name]}: the installed file reads back otherwise")
         self.discard_config()
+        return rib, fib
 
     def apply_commands(self, source_dir: str, state: DeviceState, script: str) -> str:
         """Install the files of source_dir and apply them, removing kernel items they lack."""

@@ -183,12 +183,11 @@ class _Fabric:
                 return
             self.drivers[name] = driver
             try:
-                driver.load_replace_candidate(filename=str(target.config))
+                # OLD read back in the same round trip: staging moves no route.
+                rib, fib = driver.stage_candidate(filename=str(target.config))
+                self.first_tables[name], self.first_tables[f"{name}/rib"] = fib, rib
             except Exception as exc:  # the device refuses NEW's files: nothing may move
                 failed[name] = f"candidate rejected: {exc}"
-                return
-            # Read OLD back now, not after every switch has staged: staging moves no route.
-            self.read_one(name, self.first_tables)
 
         self.first_tables.clear()
         self.pool(one, sorted(self.targets))
@@ -280,8 +279,10 @@ class _Fabric:
                 return result
             try:
                 try:
-                    # Running state read and equal to the files, files read back after: done.
-                    driver.install_candidate()
+                    # Running state read and equal to the files, files read back after, and
+                    # the routes as they run then (no other switch's step changes them).
+                    rib, fib = driver.install_candidate()
+                    self.last_tables[name], self.last_tables[f"{name}/rib"] = fib, rib
                     result.status, result.detail = "committed", "installed without a reload"
                 except CommitRefused as refused:
                     driver.commit_config()
@@ -293,9 +294,8 @@ class _Fabric:
             except Exception as exc:  # the device refused or could not be read: this switch failed
                 result.detail = f"{type(exc).__name__}: {exc}"
             result.seconds = round(time.monotonic() - started, 1)
-            # The routes as they run after this switch's own step (no other switch's changes
-            # them), read now rather than after every switch has installed.
-            self.read_one(name, self.last_tables)
+            if name not in self.last_tables:
+                self.read_one(name, self.last_tables)  # read now, not after every switch
             return result
 
         self.last_tables.clear()
