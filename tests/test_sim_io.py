@@ -100,6 +100,47 @@ def test_poisson_arrivals_match_the_rate(ring: SimNetwork) -> None:
     assert not np.any(w.src == w.dst)
 
 
+@pytest.mark.parametrize("pattern", ["uniform", "permutation", "stencil"])
+def test_the_arrival_rate_moves_no_destination_or_size(ring: SimNetwork, pattern: str) -> None:
+    """Destinations, sizes and arrivals draw from streams of their own: a source's k-th flow
+    goes to the same host with the same size at any rate (one shared stream moved them)."""
+    runs = [
+        make_workload(
+            ring, pattern, "websearch", seed=4, arrival_rate=rate,
+            duration_ps=500_000_000, randomize_mapping=True,
+        )
+        for rate in (10_000, 40_000)
+    ]  # fmt: skip
+    slow, fast = runs
+    assert fast.n_flows > 2 * slow.n_flows
+    for host in range(ring.n_hosts):
+        d_slow, d_fast = slow.dst[slow.src == host], fast.dst[fast.src == host]
+        s_slow, s_fast = slow.size[slow.src == host], fast.size[fast.src == host]
+        assert len(d_slow) <= len(d_fast)
+        np.testing.assert_array_equal(d_slow, d_fast[: len(d_slow)])
+        np.testing.assert_array_equal(s_slow, s_fast[: len(s_slow)])
+    # The streams are independent draws, not one sequence: destinations differ by seed.
+    other = make_workload(ring, pattern, "websearch", seed=5, arrival_rate=10_000,
+                          duration_ps=500_000_000, randomize_mapping=True)  # fmt: skip
+    assert not np.array_equal(other.dst[: slow.n_flows], slow.dst[: other.n_flows])
+
+
+def test_the_duration_and_active_hosts_move_no_destination(ring: SimNetwork) -> None:
+    full = make_workload(ring, "uniform", 1000, seed=2, arrival_rate=20_000, duration_ps=10**9)
+    half = make_workload(
+        ring, "uniform", 1000, seed=2, arrival_rate=20_000, duration_ps=10**9,
+        active_hosts=list(range(0, 32, 2)),
+    )  # fmt: skip
+    assert set(half.src.tolist()) <= set(range(0, 32, 2))
+    compared = 0
+    for host in range(0, 32, 2):
+        d_half, d_full = half.dst[half.src == host], full.dst[full.src == host]
+        m = min(len(d_half), len(d_full))
+        np.testing.assert_array_equal(d_half[:m], d_full[:m])
+        compared += m
+    assert compared > 100
+
+
 def test_websearch_sizes_follow_the_cdf() -> None:
     sizes = websearch_sizes(200_000, np.random.default_rng(0))
     assert np.mean(sizes <= 6 * 1460) == pytest.approx(0.15, abs=0.01)

@@ -11,7 +11,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from fatpaths_cfg.sim import SimConfig, make_workload, network_from_topology, simulate
+from fatpaths_cfg.sim import (
+    SimConfig,
+    make_workload,
+    network_from_edges,
+    network_from_topology,
+    simulate,
+)
 from fatpaths_cfg.sim.commands import add_commands
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
@@ -97,6 +103,41 @@ def test_an_overloaded_host_does_not_storm_with_retransmissions(tmp_path: Path) 
         # long flows: 27x their bucket's median under ecmp, 9.7x under fatpaths. ECMP's
         # one-packet flows still may: a flow pinned to two full core queues in a row is trimmed
         # there time after time (18 times for the worst one), which no host queue can help.
-        if scheme != "ecmp":
-            for stats in buckets.values():
-                assert stats["max_us"] <= 10 * stats["median_us"], stats
+        # So may LetFlow's: a copy sent within the 50 us flowlet gap keeps its flow's path (one
+        # was trimmed 6 times, 13x its bucket's median, once the workload's destinations had a
+        # stream of their own).
+        for bucket, stats in buckets.items():
+            if scheme == "fatpaths" or (scheme == "letflow" and bucket != "<10KB"):
+                assert stats["max_us"] <= 10 * stats["median_us"], (scheme, bucket, stats)
+
+
+@pytest.mark.parametrize("transport", ["tcp", "dctcp", "mptcp"])
+def test_tcp_waits_for_its_first_rtt_sample_before_timing_out(transport: str) -> None:
+    """Two switches 400 us apart: every round trip takes about 1.6 ms. Before its first RTT
+    sample a sender cannot know that; RFC 6298's 1 s initial RTO waits for the first ACK,
+    where the 1 ms used before timed out every flow's first window and resent it: 1,343
+    spurious retransmissions of 3,275 data packets, the median FCT 6.4 ms instead of 3.7."""
+    net = network_from_edges("pair", 2, [(0, 1)], [8, 8], link_gbps=10.0, link_latency_ps=400 * US)
+    work = make_workload(net, "uniform", "200KB", seed=1, arrival_rate=1000, duration_ps=5000 * US)
+
+    def run(**rto: float) -> tuple[dict[str, int], np.ndarray]:
+        config = SimConfig(transport=transport, load_balancing="ecmp", min_rto_us=200, **rto)
+        result = simulate(net, work, config)
+        assert all(i.holds for i in result.invariants)
+        assert np.all(result.flows["finish_ps"] >= 0)
+        return result.counters, result.flows["finish_ps"] - result.flows["start_ps"]
+
+    counters, fct = run()
+    assert counters["spurious_retransmissions"] < 0.01 * counters["data_packets_sent"], counters
+    old, old_fct = run(initial_rto_us=1000.0)
+    # The set-up shows the failure it guards against: the old initial RTO still storms here.
+    assert old["spurious_retransmissions"] > 0.2 * old["data_packets_sent"], old
+    assert np.median(fct) < 0.75 * np.median(old_fct)
+
+
+def test_the_initial_rto_must_be_positive_and_bounded() -> None:
+    assert SimConfig().initial_rto_us == 1_000_000.0
+    assert SimConfig(transport="tcp").resolved()["initial_rto_us"] == 1_000_000.0
+    for bad in (0.0, -1.0, float("nan"), float("inf"), 1e9):
+        with pytest.raises(ValueError, match="initial RTO"):
+            SimConfig(initial_rto_us=bad)

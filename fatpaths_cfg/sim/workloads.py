@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from fatpaths_cfg.stable_hash import mix64, salt, stream, unit_draws
 from fatpaths_cfg.traffic_patterns import PATTERNS, PatternError, PatternSite, canonical
 from fatpaths_cfg.traffic_patterns import pattern_peers as shared_pattern_peers
 
@@ -125,9 +126,13 @@ def pattern_peers(
 
 def websearch_sizes(count: int, rng: np.random.Generator) -> IntArray:
     """Flow sizes in bytes drawn from the pFabric web-search CDF (inverse transform)."""
+    return websearch_sizes_at(rng.random(count))
+
+
+def websearch_sizes_at(u: npt.NDArray[np.float64]) -> IntArray:
+    """The web-search sizes at uniform draws `u` in [0, 1) (inverse transform)."""
     sizes = np.array([s for s, _ in WEBSEARCH_CDF_PACKETS], dtype=np.float64)
     probs = np.array([p for _, p in WEBSEARCH_CDF_PACKETS], dtype=np.float64)
-    u = rng.random(count)
     packets = np.interp(u, probs, sizes)
     return np.maximum(1, np.round(packets * WEBSEARCH_PACKET_BYTES)).astype(np.int64)
 
@@ -158,16 +163,21 @@ def websearch_sc20_table() -> IntArray:
 
 
 def flow_sizes(spec: str | int, count: int, rng: np.random.Generator) -> IntArray:
+    return flow_sizes_at(spec, rng.random(count))
+
+
+def flow_sizes_at(spec: str | int, u: npt.NDArray[np.float64]) -> IntArray:
+    """The sizes `spec` gives at uniform draws `u` in [0, 1), one flow per draw."""
     if isinstance(spec, int):
         if spec <= 0:
             raise WorkloadError(f"flow size {spec} must be positive")
-        return np.full(count, spec, dtype=np.int64)
+        return np.full(len(u), spec, dtype=np.int64)
     if spec == "websearch":
-        return websearch_sizes(count, rng)
+        return websearch_sizes_at(u)
     if spec == "websearch-sc20":
         table = websearch_sc20_table()
-        return table[rng.integers(0, len(table), size=count)]
-    return np.full(count, parse_bytes(spec), dtype=np.int64)
+        return table[np.minimum((u * len(table)).astype(np.int64), len(table) - 1)]
+    return np.full(len(u), parse_bytes(spec), dtype=np.int64)
 
 
 _UNITS = {
@@ -218,6 +228,32 @@ def parse_duration_ps(text: str) -> int:
     return round(float(number) * _TIME_UNITS[unit])
 
 
+# The named random streams of a workload (see `fatpaths_cfg.stable_hash`): each knob changes only
+# what it names. The pattern's peers and the host relabelling are streams of their own; the
+# destination and size of the k-th flow of source h are draws keyed by (h, k), so a different
+# arrival rate, duration or set of active hosts adds or removes flows at the end of a source's
+# sequence but never moves the destination or size of the flows both runs share.
+PATTERN_STREAM = "simulate.workload.pattern"
+MAPPING_STREAM = "simulate.workload.mapping"
+ARRIVALS_STREAM = "simulate.workload.arrivals"
+DESTINATIONS_STREAM = "simulate.workload.destinations"
+SIZES_STREAM = "simulate.workload.sizes"
+
+
+def flow_draws(seed: int, name: str, sources: IntArray, ranks: IntArray) -> npt.NDArray[np.float64]:
+    """A uniform draw in [0, 1) for the `ranks[i]`-th flow of source `sources[i]` in stream
+    `name`: the same for that flow whatever other flows the workload holds."""
+    keys = (sources.astype(np.uint64) << np.uint64(32)) | ranks.astype(np.uint64)
+    return unit_draws(mix64(keys), salt(name, seed))
+
+
+def source_ranks(counts: IntArray) -> IntArray:
+    """0, 1, ... c-1 for each count c in turn: each flow's rank among its source's flows."""
+    total = int(counts.sum())
+    firsts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total, dtype=np.int64) - firsts
+
+
 def make_workload(
     network: SimNetwork,
     pattern: str,
@@ -235,60 +271,70 @@ def make_workload(
     Without `arrival_rate`, every (source, peer) pair of the pattern carries one flow at t=0.
     With it, each source starts flows as a Poisson process of `arrival_rate` flows per second
     over `duration_ps`, each to a random peer. `randomize_mapping` relabels hosts by a random
-    permutation first (the pattern is then applied to logical ranks).
+    permutation first (the pattern is then applied to logical ranks). Every random choice has a
+    stream of its own (`PATTERN_STREAM` and below), so the arrival rate changes when flows
+    start and how many there are, never where the k-th flow of a source goes or its size.
     """
-    rng = np.random.default_rng(seed)
     n = network.n_hosts
     try:
         pattern = canonical(pattern)
     except PatternError as exc:
         raise WorkloadError(str(exc)) from None
-    peers = pattern_peers(network, pattern, rng, offset=offset)
-    mapping = rng.permutation(n).astype(np.int64) if randomize_mapping else np.arange(n)
+    if pattern == "uniform" and n < 2:
+        raise WorkloadError(f"pattern 'uniform' needs at least 2 hosts, not {n}")
+    peers = pattern_peers(network, pattern, stream(seed, PATTERN_STREAM), offset=offset)
+    mapping = (
+        stream(seed, MAPPING_STREAM).permutation(n).astype(np.int64)
+        if randomize_mapping
+        else np.arange(n)
+    )
     sources = np.arange(n) if active_hosts is None else np.asarray(active_hosts, dtype=np.int64)
-    src_list: list[IntArray] = []
-    dst_list: list[IntArray] = []
-    start_list: list[IntArray] = []
     if arrival_rate is None:
-        for h in sources:
-            p = peers[h] if pattern != "uniform" else rng.integers(0, n - 1, size=1)
-            if pattern == "uniform":
-                p = p + (p >= h)
-            src_list.append(np.full(len(p), h, dtype=np.int64))
-            dst_list.append(np.asarray(p, dtype=np.int64))
-            start_list.append(np.zeros(len(p), dtype=np.int64))
+        # One flow per (source, peer) at t=0; `uniform` gives each source one random peer.
+        counts = np.array(
+            [1 if pattern == "uniform" else len(peers[h]) for h in sources], dtype=np.int64
+        )
+        start = np.zeros(int(counts.sum()), dtype=np.int64)
     else:
         if duration_ps is None or duration_ps <= 0:
             raise WorkloadError("Poisson arrivals need a positive duration")
         if arrival_rate <= 0:
             raise WorkloadError(f"arrival rate {arrival_rate} must be positive")
-        seconds = duration_ps / 1e12
-        counts = rng.poisson(arrival_rate * seconds, size=len(sources))
-        for h, c in zip(sources, counts, strict=True):
-            if c == 0:
-                continue
-            if pattern == "uniform":
-                p = rng.integers(0, n - 1, size=c)
-                p = p + (p >= h)
-            elif len(peers[h]) == 0:
-                continue
-            else:
-                p = peers[h][rng.integers(0, len(peers[h]), size=c)]
-            src_list.append(np.full(c, h, dtype=np.int64))
-            dst_list.append(p.astype(np.int64))
-            start_list.append(np.sort(rng.integers(0, duration_ps, size=c)))
-    if not src_list:
+        arrivals = stream(seed, ARRIVALS_STREAM)
+        counts = arrivals.poisson(arrival_rate * duration_ps / 1e12, size=len(sources))
+        if pattern != "uniform":
+            # A host the pattern leaves idle starts nothing.
+            counts = np.where([len(peers[h]) > 0 for h in sources], counts, 0).astype(np.int64)
+        start = np.concatenate(
+            [np.sort(arrivals.integers(0, duration_ps, size=c)) for c in counts]
+            or [np.zeros(0, dtype=np.int64)]
+        ).astype(np.int64)
+    src_logical = np.repeat(sources.astype(np.int64), counts)
+    if len(src_logical) == 0:
         raise WorkloadError(f"pattern {pattern!r} produced no flows on {n} hosts")
-    src = mapping[np.concatenate(src_list)]
-    dst = mapping[np.concatenate(dst_list)]
-    start = np.concatenate(start_list)
+    ranks = source_ranks(counts)
+    u = flow_draws(seed, DESTINATIONS_STREAM, src_logical, ranks)
+    if pattern == "uniform":
+        pick = (u * (n - 1)).astype(np.int64)
+        dst_logical = pick + (pick >= src_logical)
+    elif arrival_rate is None:
+        # Every peer once, in the pattern's order.
+        dst_logical = np.concatenate([peers[h] for h in sources if len(peers[h])]).astype(np.int64)
+    else:
+        lengths = np.array([len(p) for p in peers], dtype=np.int64)
+        flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in peers])
+        first = np.cumsum(lengths) - lengths
+        per_flow = lengths[src_logical]
+        index = np.minimum((u * per_flow).astype(np.int64), per_flow - 1)
+        dst_logical = flat[first[src_logical] + index]
+    size = flow_sizes_at(sizes, flow_draws(seed, SIZES_STREAM, src_logical, ranks))
     order = np.argsort(start, kind="stable")
-    src, dst, start = src[order], dst[order], start[order]
+    src, dst = mapping[src_logical][order], mapping[dst_logical][order]
     return Workload(
         src=src.astype(np.int32),
         dst=dst.astype(np.int32),
-        size=flow_sizes(sizes, len(src), rng),
-        start_ps=start.astype(np.int64),
+        size=size[order],
+        start_ps=start[order],
         description={
             "pattern": pattern,
             "sizes": sizes,
@@ -319,12 +365,12 @@ def rpc_workload(
         raise WorkloadError(f"rpc rounds {rounds} must be at least 1")
     if request_bytes <= 0 or response_bytes <= 0:
         raise WorkloadError("rpc request and response sizes must be positive")
-    rng = np.random.default_rng(seed)
     try:
         pattern = canonical(pattern)
     except PatternError as exc:
         raise WorkloadError(str(exc)) from None
-    peers = pattern_peers(network, pattern, rng, offset=offset)
+    # The same peers as `make_workload` draws for this pattern and seed.
+    peers = pattern_peers(network, pattern, stream(seed, PATTERN_STREAM), offset=offset)
     clients = range(network.n_hosts) if active_hosts is None else active_hosts
     pairs = [(int(h), int(peers[h][0])) for h in clients if len(peers[h])]
     if not pairs:

@@ -3,6 +3,7 @@
 use super::layers::LayerPolicy;
 use super::packet::Time;
 use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
+use super::transport::TCP_INITIAL_RTO;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportKind {
@@ -160,8 +161,12 @@ pub struct SimConfig {
     pub initial_window: u32,
     /// TCP/DCTCP slow-start threshold at the start of a flow, in packets; 0: unbounded.
     pub initial_ssthresh: u32,
-    /// Minimum retransmission timeout.
+    /// Minimum retransmission timeout: the floor of the timeout computed from RTT samples.
     pub min_rto: Time,
+    /// TCP's (DCTCP's, MPTCP subflows') retransmission timeout before the flow's first RTT
+    /// sample (RFC 6298: 1 s); `min_rto` still floors it. NDP keeps its own
+    /// (`transport::NDP_INITIAL_RTO`).
+    pub initial_rto: Time,
     /// Period of the retransmission-timeout scan, so timeouts fire up to this late; 0: a
     /// quarter of `min_rto`.
     pub rto_granularity: Time,
@@ -211,6 +216,7 @@ impl Default for SimConfig {
             initial_window: 8,
             initial_ssthresh: 0,
             min_rto: 1_000_000_000,
+            initial_rto: TCP_INITIAL_RTO,
             rto_granularity: 0,
             flowlet_gap: 50_000_000,
             pull_rate: 0.99,

@@ -41,3 +41,5 @@ mod tests_mptcp;
 mod tests_routing;
 #[cfg(test)]
 mod tests_tcp_options;
+#[cfg(test)]
+mod tests_tcp_rto;

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use super::config::LoadBalancing;
 use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
-use super::transport::{Host, Transport, INITIAL_RTO};
+use super::transport::{Host, Transport, NDP_INITIAL_RTO};
 
 const UNSENT: u8 = 0;
 const IN_FLIGHT: u8 = 1;
@@ -148,7 +148,7 @@ impl<H: Host> Transport<H> for Ndp {
         st.state = vec![UNSENT; n as usize];
         st.received = vec![0; (n as usize).div_ceil(64)];
         st.last_progress = host.now();
-        st.rto = host.config().min_rto.max(INITIAL_RTO);
+        st.rto = host.config().min_rto.max(NDP_INITIAL_RTO);
         for _ in 0..host.config().initial_window.min(n) {
             self.send_packet(host, f);
         }
@@ -319,7 +319,7 @@ impl<H: Host> Transport<H> for Ndp {
     /// A source that heard nothing for a timeout resends what it sent at least a timeout ago.
     /// This only fires when headers or feedback were lost (queues for headers overflowed).
     /// The timeout is TCP's estimate from the flow's RTT samples, floored at the minimum RTO,
-    /// and `INITIAL_RTO` before the first sample: a fixed 200 µs fired for packets still
+    /// and `NDP_INITIAL_RTO` before the first sample: a fixed 200 µs fired for packets still
     /// crossing several full 8-packet queues of a long path (58 µs each at 10 Gb/s).
     /// The clock of a packet starts when it left the source's NIC: a packet still queued there
     /// cannot have been lost, and on a host whose flows together exceed its NIC the wait can be

@@ -154,6 +154,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         initial_window: scalar(d, "initial_window")?,
         initial_ssthresh: optional(d, "initial_ssthresh", base.initial_ssthresh)?,
         min_rto: scalar(d, "min_rto_ps")?,
+        initial_rto: optional(d, "initial_rto_ps", base.initial_rto)?,
         rto_granularity: optional(d, "rto_granularity_ps", base.rto_granularity)?,
         flowlet_gap: scalar(d, "flowlet_gap_ps")?,
         pull_rate: scalar(d, "pull_rate")?,

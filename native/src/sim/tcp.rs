@@ -7,7 +7,7 @@
 
 use super::layers::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time};
-use super::transport::{Host, Transport, INITIAL_RTO};
+use super::transport::{Host, Transport};
 
 /// DCTCP's gain for the marked-fraction moving average (1/16, as in the DCTCP paper).
 const DCTCP_G: f64 = 1.0 / 16.0;
@@ -129,7 +129,9 @@ impl<H: Host> Transport<H> for Tcp {
     fn start(&mut self, host: &mut H, f: usize) {
         let n = host.n_packets(f);
         let cfg = host.config();
-        let (iw, rto, now) = (cfg.initial_window.max(1) as f64, cfg.min_rto, host.now());
+        let iw = cfg.initial_window.max(1) as f64;
+        // RFC 6298 (2.1): no sample yet, so the initial RTO; the floor still applies.
+        let (rto, now) = (cfg.initial_rto.max(cfg.min_rto), host.now());
         let ssthresh = match cfg.initial_ssthresh {
             0 => f64::MAX,
             packets => packets as f64,
@@ -137,7 +139,7 @@ impl<H: Host> Transport<H> for Tcp {
         let st = &mut self.flows[f];
         st.cwnd = iw;
         st.ssthresh = ssthresh;
-        st.rto = rto.max(INITIAL_RTO);
+        st.rto = rto;
         st.last_progress = now;
         st.alpha = 1.0;
         st.received = vec![0; (n as usize).div_ceil(64)];

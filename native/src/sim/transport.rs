@@ -10,11 +10,20 @@ use super::config::SimConfig;
 use super::layers::LayerSignal;
 use super::packet::{Packet, Time};
 
-/// Retransmission timeout of a flow before its first RTT sample. RFC 6298 starts at 1 s for the
-/// open Internet; inside a data centre 1 ms still covers a first window queued behind other
-/// flows' (100 jumbo frames at 10 Gb/s take 720 µs) or crossing a few full queues of a long
-/// path, where a 200 µs floor alone fires before any acknowledgement can return.
-pub const INITIAL_RTO: Time = 1_000_000_000;
+/// TCP's retransmission timeout before its first RTT sample, the default of
+/// `SimConfig::initial_rto`: 1 s, as RFC 6298 (section 2.1) and Linux start. Until a sample
+/// exists the sender knows nothing about the path, and under load a first window crossing full
+/// 100-packet queues (about 80 µs each at 10 Gb/s with jumbo frames) or queued behind the
+/// host's other flows outlasts any short guess: 1 ms fired for about 9% of data packets on a
+/// loaded Slim Fly, each timeout resending a window that was still on its way.
+pub const TCP_INITIAL_RTO: Time = 1_000_000_000_000;
+
+/// NDP's timeout before its first RTT sample. NDP's timeout is a last resort for lost
+/// headers and pulls (trimming switches report every loss), its clock runs per packet from
+/// when the packet left the source's NIC, and 1 ms covers a first window crossing a few
+/// full 8-packet queues of a long path, where a 200 µs floor alone fired before any
+/// acknowledgement could return.
+pub const NDP_INITIAL_RTO: Time = 1_000_000_000;
 
 /// Where a data packet goes when the transport, not the engine's load balancing, picks its
 /// path (MPTCP subflows), and the subflow it belongs to.
