@@ -229,7 +229,9 @@ class SimResult:
             out.append(
                 f"{spurious:,} spurious retransmissions, {spurious / sent:.1%} of "
                 f"{sent:,} data packets; most from host {host}, flow {worst} "
-                f"({int(per_flow[worst]):,} of its {int(self.flows['packets_sent'][worst]):,})"
+                f"({int(per_flow[worst]):,} of its {int(self.flows['packets_sent'][worst]):,}); "
+                "timeouts fired before their ACKs could return: --min-rto-us and "
+                "--initial-rto-us set how long a sender waits"
             )
         return out
 

@@ -79,9 +79,10 @@ class SimConfig:
     initial_ssthresh: int | None = None
     min_rto_us: float = 1000.0
     # TCP's (DCTCP's, MPTCP subflows') timeout before a flow's first RTT sample, floored by
-    # min_rto_us: RFC 6298's 1 s (htsim starts at 3 s); 1000.0 gives the 1 ms used before.
-    # NDP keeps its own 1 ms (docs/concepts/simulator.md, TCP).
-    initial_rto_us: float = 1_000_000.0
+    # min_rto_us. 1 ms stands for the RTO a real stack holds after its handshake's sample (this
+    # simulator has no SYN); RFC 6298's 1 s (1_000_000.0) made 2-3% of a loaded run's flows
+    # wait a second (docs/concepts/simulator.md, TCP). NDP keeps its own 1 ms.
+    initial_rto_us: float = 1000.0
     # Period of the timeout scan (timeouts fire up to this late); None: min_rto_us / 4.
     rto_granularity_us: float | None = None
     drop_policy: str = "tail"

@@ -149,9 +149,9 @@ fn started(cfg: SimConfig) -> (Tcp, Recorder) {
 }
 
 #[test]
-fn the_default_initial_rto_is_rfc_6298s_second() {
-    assert_eq!(SimConfig::default().initial_rto, 1_000_000 * US);
-    assert_eq!(TCP_INITIAL_RTO, 1_000_000 * US);
+fn the_default_initial_rto_is_one_millisecond() {
+    assert_eq!(SimConfig::default().initial_rto, 1_000 * US);
+    assert_eq!(TCP_INITIAL_RTO, 1_000 * US);
 }
 
 #[test]
