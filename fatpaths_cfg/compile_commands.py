@@ -65,6 +65,13 @@ def compile_command(
         "new cables join by their name's draw, a layer is repaired only where it no longer "
         "connects. Keeps a change small for every layer algorithm.",
     ),
+    max_switches: int | None = typer.Option(
+        None,
+        "--max-switches",
+        min=1,
+        help="Refuse a larger fabric (default: what half the available memory can compile, "
+        "estimated from the switches, links, hosts and layers).",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     from rich.progress import (
@@ -100,7 +107,9 @@ def compile_command(
             from fatpaths_cfg.plan.keep import read_earlier
 
             earlier = run_or_exit(lambda: read_earlier(keep_layers))
-        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress, earlier))
+        compiled = run_or_exit(
+            lambda: api.compile_fabric(inventory, seed, progress, earlier, max_switches)
+        )
         settle_long_lived()
         for warning in compiled.warnings:
             print(f"warning: {warning}", file=sys.stderr)
