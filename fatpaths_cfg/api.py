@@ -364,6 +364,10 @@ def check_compile_target(inventory: Path, out: Path, force: bool = False) -> Non
     refuse_running_lab(out)
 
 
+# Processes one compile may fork to render and write: beyond the CPUs of any machine it runs on.
+MAX_JOBS = 256
+
+
 def write_output(
     compiled: CompiledFabric,
     inventory: Path,
@@ -382,6 +386,11 @@ def write_output(
     threads hold, and a Dask or web worker's threads may hold any). Raises UserErrors, before
     anything is written, when `target` is not the compiler's to replace."""
     check_compile_target(inventory, target, force)
+    if jobs is not None and jobs > MAX_JOBS:
+        # Each job is a forked process: `-j 100000` on a large fabric forked one per file.
+        raise UserErrors.single(
+            "--jobs", "", f"{jobs} is more processes than {MAX_JOBS}", "at most one per CPU pays"
+        )
     if jobs is None:
         jobs = available_cpus() if threading.current_thread() is threading.main_thread() else 1
     with StagedOutput(target, "compile", [inventory], force) as staged:

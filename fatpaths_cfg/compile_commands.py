@@ -25,7 +25,9 @@ def compile_command(
     out: Path | None = typer.Option(
         None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
     ),
-    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, max=2**63 - 1, help="Override routing.seed."
+    ),
     platform: str | None = typer.Option(
         None,
         "--platform",
@@ -144,7 +146,9 @@ def topo_generate(
     ),
     out: Path = typer.Option(..., "-o", "--out", help="Inventory YAML to write."),
     name: str | None = typer.Option(None, "--name", help="Fabric name (default: KIND-PARAMS)."),
-    seed: int = typer.Option(1, "--seed", help="Wiring seed for random topologies."),
+    seed: int = typer.Option(
+        1, "--seed", min=0, max=2**63 - 1, help="Wiring seed for random topologies."
+    ),
     force: bool = typer.Option(
         False, "--force", help="Overwrite OUT even if fatpaths did not write it."
     ),
