@@ -14,6 +14,7 @@ from fatpaths_cfg import _native
 from fatpaths_cfg.addressing import allocate_addresses, kept_numbers
 from fatpaths_cfg.analysis.convergence import clos_advice
 from fatpaths_cfg.beside import available_cpus, share_out
+from fatpaths_cfg.compile_budget import CompileBudget
 from fatpaths_cfg.compiled import CHECKSUMMED, CHECKSUMS, CompiledFabric
 from fatpaths_cfg.compiled.read import checksums_text, sha256_hex
 from fatpaths_cfg.errors import UserError, UserErrors
@@ -50,6 +51,7 @@ from fatpaths_cfg.routing import (
     loop_free_alternates,
     route_counts,
 )
+from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic
 
 ProgressHook = Callable[[str], None]
@@ -72,8 +74,11 @@ def compile_fabric(
     seed: int | None = None,
     progress: ProgressHook = _quiet,
     keep_layers: EarlierCompile | None = None,
+    max_switches: int | None = None,
 ) -> CompiledFabric:
-    """Inventory file -> CompiledFabric, in memory. Raises UserErrors on bad input.
+    """Inventory file -> CompiledFabric, in memory. Raises UserErrors on bad input, and on an
+    inventory whose compile would not fit in memory (see `compile_budget`; `max_switches`
+    replaces that estimate with a plain cap).
 
     `keep_layers` is an earlier compile whose sparse layers and next hops are carried over
     (see `plan.keep`) instead of being chosen afresh."""
@@ -82,7 +87,7 @@ def compile_fabric(
     routing_spec = loaded.spec.routing
     if seed is not None:
         routing_spec = routing_spec.model_copy(update={"seed": seed})
-    return compile_loaded(loaded, routing_spec, progress, keep_layers)
+    return compile_loaded(loaded, routing_spec, progress, keep_layers, max_switches)
 
 
 def compile_loaded(
@@ -90,11 +95,32 @@ def compile_loaded(
     routing_spec: RoutingSpec | None = None,
     progress: ProgressHook = _quiet,
     keep_layers: EarlierCompile | None = None,
+    max_switches: int | None = None,
 ) -> CompiledFabric:
     """A validated inventory -> CompiledFabric, with `routing_spec` in place of the inventory's
     routing block when given (sweeps compile many routings of one inventory)."""
     with collector_paused():
-        return _compile_loaded(loaded, routing_spec, progress, keep_layers)
+        return _compile_loaded(loaded, routing_spec, progress, keep_layers, max_switches)
+
+
+def compile_budget(
+    loaded: LoadedInventory, routing_spec: RoutingSpec, max_switches: int | None
+) -> CompileBudget:
+    """The budget a compile of `loaded` is checked against, located at its generator block
+    or its switches."""
+    field = "generate" if loaded.spec.generate is not None else "switches"
+    line = loaded.source.line_of((field,))
+    return CompileBudget(routing_spec.layers, max_switches, loaded.source.file, line, field)
+
+
+def build_budgeted_fabric(loaded: LoadedInventory, budget: CompileBudget) -> Fabric:
+    """The fabric, refused before it is built when compiling it would not fit: a generator
+    is stopped on its switch count before it builds an edge, and any fabric on its switches,
+    links and hosts before a Python object is made for each."""
+    cap = budget.switch_cap()
+    limit = SwitchBudget(cap, budget.tables_alone, budget.override(cap))
+    with switch_budget(limit):
+        return build_fabric(loaded, budget.check)
 
 
 def _compile_loaded(
@@ -102,10 +128,11 @@ def _compile_loaded(
     routing_spec: RoutingSpec | None,
     progress: ProgressHook,
     keep_layers: EarlierCompile | None,
+    max_switches: int | None,
 ) -> CompiledFabric:
-    fabric = build_fabric(loaded)
     spec = loaded.spec
     routing_spec = routing_spec or spec.routing
+    fabric = build_budgeted_fabric(loaded, compile_budget(loaded, routing_spec, max_switches))
     effective_seed = routing_spec.seed
     keep, prefer, numbers = None, None, None
     if keep_layers is not None:
@@ -337,6 +364,10 @@ def check_compile_target(inventory: Path, out: Path, force: bool = False) -> Non
     refuse_running_lab(out)
 
 
+# Processes one compile may fork to render and write: beyond the CPUs of any machine it runs on.
+MAX_JOBS = 256
+
+
 def write_output(
     compiled: CompiledFabric,
     inventory: Path,
@@ -355,6 +386,11 @@ def write_output(
     threads hold, and a Dask or web worker's threads may hold any). Raises UserErrors, before
     anything is written, when `target` is not the compiler's to replace."""
     check_compile_target(inventory, target, force)
+    if jobs is not None and jobs > MAX_JOBS:
+        # Each job is a forked process: `-j 100000` on a large fabric forked one per file.
+        raise UserErrors.single(
+            "--jobs", "", f"{jobs} is more processes than {MAX_JOBS}", "at most one per CPU pays"
+        )
     if jobs is None:
         jobs = available_cpus() if threading.current_thread() is threading.main_thread() else 1
     with StagedOutput(target, "compile", [inventory], force) as staged:

@@ -25,7 +25,9 @@ def compile_command(
     out: Path | None = typer.Option(
         None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
     ),
-    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, max=2**63 - 1, help="Override routing.seed."
+    ),
     platform: str | None = typer.Option(
         None,
         "--platform",
@@ -65,6 +67,13 @@ def compile_command(
         "new cables join by their name's draw, a layer is repaired only where it no longer "
         "connects. Keeps a change small for every layer algorithm.",
     ),
+    max_switches: int | None = typer.Option(
+        None,
+        "--max-switches",
+        min=1,
+        help="Refuse a larger fabric (default: what half the available memory can compile, "
+        "estimated from the switches, links, hosts and layers).",
+    ),
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     from rich.progress import (
@@ -100,7 +109,9 @@ def compile_command(
             from fatpaths_cfg.plan.keep import read_earlier
 
             earlier = run_or_exit(lambda: read_earlier(keep_layers))
-        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress, earlier))
+        compiled = run_or_exit(
+            lambda: api.compile_fabric(inventory, seed, progress, earlier, max_switches)
+        )
         settle_long_lived()
         for warning in compiled.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -135,7 +146,9 @@ def topo_generate(
     ),
     out: Path = typer.Option(..., "-o", "--out", help="Inventory YAML to write."),
     name: str | None = typer.Option(None, "--name", help="Fabric name (default: KIND-PARAMS)."),
-    seed: int = typer.Option(1, "--seed", help="Wiring seed for random topologies."),
+    seed: int = typer.Option(
+        1, "--seed", min=0, max=2**63 - 1, help="Wiring seed for random topologies."
+    ),
     force: bool = typer.Option(
         False, "--force", help="Overwrite OUT even if fatpaths did not write it."
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
@@ -876,22 +877,31 @@ def canonical_order(fabric: Fabric) -> Fabric:
     return Fabric(fabric.name, switches, list(links), list(hosts), fabric.origin, tuple(order))
 
 
-def build_fabric(loaded: LoadedInventory) -> Fabric:
+def build_fabric(
+    loaded: LoadedInventory, size_check: Callable[[int, int, int], None] | None = None
+) -> Fabric:
+    """The inventory's fabric. `size_check(switches, links, hosts)` runs before the fabric is
+    built from them (for a generator block, once the generator has sized it): a caller
+    refuses there what it cannot afford."""
     with collector_paused():
-        return _build_fabric(loaded)
+        return _build_fabric(loaded, size_check)
 
 
-def _build_fabric(loaded: LoadedInventory) -> Fabric:
+def _build_fabric(
+    loaded: LoadedInventory, size_check: Callable[[int, int, int], None] | None
+) -> Fabric:
     spec = loaded.spec
     if spec.generate is not None:
         from fatpaths_cfg.inventory.expand import expand_generator
 
-        spec = expand_generator(loaded)
+        spec = expand_generator(loaded, size_check)
         fabric = _checked_fabric(spec, loaded.source)
         fabric.origin = {
             "generate": loaded.spec.generate.model_dump() if loaded.spec.generate else None
         }
         return fabric
+    if size_check is not None:
+        size_check(len(spec.switches), len(spec.links), len(spec.hosts))
     return _checked_fabric(spec, loaded.source)
 
 

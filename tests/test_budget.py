@@ -68,3 +68,62 @@ def test_a_sweep_too_large_to_plan_is_refused_before_any_task(
     )
     assert "--max-tasks 200000 to try anyway" in message
     assert built == [], "a topology was built before the size was checked"
+
+
+def _generated(tmp_path: Path, body: str) -> Path:
+    inventory = tmp_path / "inv.yaml"
+    inventory.write_text(f"fabric: big\ngenerate:\n{body}")
+    return inventory
+
+
+def test_a_compile_beyond_half_the_memory_is_refused_before_the_fabric_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fatpaths_cfg import api, compile_budget, fabric
+
+    monkeypatch.setattr(compile_budget, "available_memory", lambda: GIB // 4)
+    built: list[object] = []
+    checked = fabric._checked_fabric
+    monkeypatch.setattr(fabric, "_checked_fabric", lambda *a: built.append(a) or checked(*a))
+    # Few switches, many hosts: the switch count alone does not tell.
+    inventory = _generated(tmp_path, "  kind: slimfly\n  q: 5\n  p: 200\n")
+    with pytest.raises(UserErrors) as caught:
+        api.compile_fabric(inventory)
+    assert str(caught.value) == (
+        f"{inventory}:2: generate: 50 switches, 175 links, 10,000 hosts and 4 layers: compiling "
+        "needs about 139.8 MiB of memory and 2 CPU-s, 256.0 MiB available (fewer switches, hosts "
+        "or layers, or --max-switches 50 to try anyway)"
+    )
+    assert built == [], "the fabric was built before its size was checked"
+    compiled = api.compile_fabric(inventory, max_switches=50)  # what the message offers
+    assert len(compiled.fabric.hosts) == 10_000
+
+
+def test_a_generator_too_large_to_compile_stops_at_its_switch_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fatpaths_cfg import api, compile_budget
+
+    monkeypatch.setattr(compile_budget, "available_memory", lambda: 8 * GIB)
+    inventory = _generated(tmp_path, "  kind: slimfly\n  q: 199\n")
+    with pytest.raises(UserErrors) as caught:
+        api.compile_fabric(inventory)
+    # Half of 8 GiB less the interpreter's share, at 10 bytes a switch pair of 4 layers.
+    assert str(caught.value) == (
+        f"{inventory}:4: generate.q: the topology would have 79202 switches: compiling 4 layers "
+        "needs about 233.8 GiB of memory for the forwarding tables alone, 8.0 GiB available "
+        "(a value giving at most 10234 switches, or --max-switches 10234 to try anyway)"
+    )
+
+
+def test_the_compile_estimate_grows_with_every_size() -> None:
+    from fatpaths_cfg.compile_budget import CompileSize
+
+    base = CompileSize(100, 1000, 1000, 4)
+    for bigger in (
+        CompileSize(200, 1000, 1000, 4),
+        CompileSize(100, 2000, 1000, 4),
+        CompileSize(100, 1000, 2000, 4),
+        CompileSize(100, 1000, 1000, 8),
+    ):
+        assert bigger.memory_bytes() > base.memory_bytes(), bigger

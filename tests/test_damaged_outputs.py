@@ -123,6 +123,15 @@ def _truncate(out: Path, name: str, size: str) -> None:
     (out / name).write_bytes(data[: int(size)])
 
 
+def _grow(out: Path, name: str, size: str) -> None:
+    os.truncate(out / name, int(size))  # zeros past the end, as a sparse file
+
+
+def _link(out: Path, name: str, target: str) -> None:
+    (out / name).unlink()
+    os.symlink(target, out / name)
+
+
 DAMAGES: dict[str, Callable[..., None]] = {
     "set": _set,  # set PATH JSON: a field of fabric.json
     "delete": _delete,  # delete PATH
@@ -132,6 +141,8 @@ DAMAGES: dict[str, Callable[..., None]] = {
     "nest": _nest,  # nest FILE DEPTH: that many nested lists
     "loop": _loop,  # loop FILE: a symbolic link to itself
     "truncate": _truncate,  # truncate FILE SIZE
+    "grow": _grow,  # grow FILE SIZE: zeros appended up to SIZE bytes
+    "link": _link,  # link FILE TARGET: a symbolic link to TARGET (e.g. /dev/zero)
     "remove": lambda out, name: (out / name).unlink(),
 }
 
@@ -197,3 +208,38 @@ def test_the_intact_output_is_read(compiled: Path, tmp_path: Path) -> None:
     record_checksums(out)
     result = CliRunner().invoke(build_app(), ["verify", str(out), "--report", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
+
+
+def test_the_fabric_json_cap_is_set_by_its_variable(
+    compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FATPATHS_MAX_FABRIC_JSON_MB replaces the cap both ways: lower, a file within the
+    default cap is refused by its size; higher, the same file is parsed (and refused, whole,
+    by the checksum its padding changed)."""
+    from fatpaths_cfg.compiled.read import load_compiled
+    from fatpaths_cfg.errors import UserErrors
+
+    out = tmp_path / "fabric"
+    shutil.copytree(compiled, out)
+    with (out / "fabric.json").open("a", encoding="utf-8") as padded:
+        padded.write(" " * 2_000_000)  # still valid JSON
+    size = (out / "fabric.json").stat().st_size
+
+    def refusal() -> str:
+        with pytest.raises(UserErrors) as caught:
+            load_compiled(out)
+        return str(caught.value)
+
+    monkeypatch.setenv("FATPATHS_MAX_FABRIC_JSON_MB", "1")
+    assert refusal() == (
+        f"{out}/fabric.json: {size:,} bytes, over the 1 MB cap: FATPATHS_MAX_FABRIC_JSON_MB=1; "
+        "refused before parsing (the output is damaged; compile it again, or set "
+        "FATPATHS_MAX_FABRIC_JSON_MB=3 to read it anyway)"
+    )
+    monkeypatch.setenv("FATPATHS_MAX_FABRIC_JSON_MB", "3")
+    assert "its sha256 differs from the one compile recorded" in refusal()
+    monkeypatch.setenv("FATPATHS_MAX_FABRIC_JSON_MB", "lots")
+    assert refusal() == (
+        "FATPATHS_MAX_FABRIC_JSON_MB: 'lots' is not a size "
+        "(a whole number of MB, e.g. FATPATHS_MAX_FABRIC_JSON_MB=1000)"
+    )

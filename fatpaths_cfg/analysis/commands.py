@@ -235,7 +235,7 @@ def analyze_command(
         min=0,
         help="Random host permutations for the collision histogram.",
     ),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = typer.Option(1, "--seed", min=0, max=2**63 - 1),
     results: Path | None = typer.Option(
         None,
         "--results",

@@ -14,10 +14,12 @@ import hashlib
 import io
 import json
 import math
+import os
 import re
 import zipfile
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -43,6 +45,13 @@ DAMAGED = "the output is damaged; compile it again"
 NOT_AN_OUTPUT = "run `fatpaths compile INVENTORY -o DIR` first"
 # The dtype of each table routing.npz holds, [layer, switch, destination].
 TABLES = {"dist": np.dtype(np.uint8), "next_hop": np.dtype(np.int32), "backup": np.dtype(np.int32)}
+# fabric.json's size cap (see `fabric_json_cap`): a compiled Slim Fly q=19 of 4 layers holds
+# 4.5 bytes of fabric.json per entry of its `dist` table and one q=5 18.7; the floor covers
+# small fabrics of many hosts.
+FABRIC_CAP_VARIABLE = "FATPATHS_MAX_FABRIC_JSON_MB"
+BYTES_PER_MB = 1_000_000
+FABRIC_JSON_FLOOR = 64 * BYTES_PER_MB
+FABRIC_JSON_BYTES_PER_ENTRY = 16
 _DIGEST_LINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
 _REQUIRED: Any = object()  # a field without a default
 UNREACHABLE = 255  # `dist` of a destination a layer does not reach
@@ -71,7 +80,7 @@ def load_compiled(
         raise UserErrors.single(
             str(directory), field, "not a compiled fabric directory (no fabric.json)", hint
         )
-    raw_fabric = _read_bytes(fabric_file)
+    raw_fabric = _read_capped(fabric_file, fabric_json_cap(directory / "routing.npz"))
     data = _parse_json(fabric_file, raw_fabric)
     accepted = tuple(schemas)
     if not isinstance(data, dict):
@@ -131,6 +140,80 @@ def _read_bytes(path: Path, missing: str = "missing") -> bytes:
         raise UserErrors.single(str(path), "", missing, DAMAGED) from None
     except OSError as exc:
         raise UserErrors.single(str(path), "", f"cannot be read: {exc.strerror}", DAMAGED) from None
+
+
+@dataclass(frozen=True)
+class SizeCap:
+    """The most bytes a fabric.json may hold, and what the figure comes from."""
+
+    bytes: int
+    why: str
+
+
+def fabric_json_cap(npz: Path) -> SizeCap:
+    """fabric.json's cap: FATPATHS_MAX_FABRIC_JSON_MB when set, else what a fabric of the
+    layers and switches routing.npz's header gives can need (and the floor without one).
+    Parsing JSON in Python takes ten times the file's size in memory or more: a file far
+    beyond its fabric is refused before that, by its size."""
+    text = os.environ.get(FABRIC_CAP_VARIABLE)
+    if text is not None:
+        megabytes = int(text) if text.isdigit() else 0
+        if megabytes < 1:
+            raise UserErrors.single(
+                FABRIC_CAP_VARIABLE,
+                "",
+                f"{text!r} is not a size",
+                f"a whole number of MB, e.g. {FABRIC_CAP_VARIABLE}=1000",
+            )
+        return SizeCap(megabytes * BYTES_PER_MB, f"{FABRIC_CAP_VARIABLE}={megabytes}")
+    shape = _table_shape(npz, "dist")
+    if shape is None or len(shape) != 3:
+        return SizeCap(FABRIC_JSON_FLOOR, "routing.npz gives no size to allow more")
+    layers, switches = shape[0], shape[1]
+    most = FABRIC_JSON_FLOOR + FABRIC_JSON_BYTES_PER_ENTRY * layers * switches * switches
+    return SizeCap(most, f"what routing.npz's {layers} layers of {switches} switches can need")
+
+
+def _table_shape(npz: Path, name: str) -> tuple[int, ...] | None:
+    """A table's shape from its header alone; None when the archive does not give one."""
+    try:
+        with zipfile.ZipFile(npz) as archive, archive.open(f"{name}.npy") as header:
+            version = np.lib.format.read_magic(header)
+            if version == (1, 0):
+                shape = np.lib.format.read_array_header_1_0(header)[0]
+            else:
+                shape = np.lib.format.read_array_header_2_0(header)[0]
+    except (OSError, KeyError, zipfile.BadZipFile, ValueError, EOFError, zlib.error):
+        return None
+    return tuple(int(n) for n in shape)
+
+
+def _read_capped(path: Path, cap: SizeCap) -> bytes:
+    """The file's bytes, refused by its size before reading when over the cap (and, for a
+    device or pipe that reports no size, one byte past the cap into reading)."""
+    known: int | None = None
+    try:
+        with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size > cap.bytes:
+                known = size
+            else:
+                data = stream.read(cap.bytes + 1)
+                if len(data) <= cap.bytes:
+                    return data
+    except FileNotFoundError:
+        raise UserErrors.single(str(path), "", "missing", DAMAGED) from None
+    except OSError as exc:
+        raise UserErrors.single(str(path), "", f"cannot be read: {exc.strerror}", DAMAGED) from None
+    described = f"{known:,} bytes" if known is not None else f"more than {cap.bytes:,} bytes"
+    setting = f"={-(-known // BYTES_PER_MB)}" if known is not None else " higher"
+    raise UserErrors.single(
+        str(path),
+        "",
+        f"{described}, over the {cap.bytes / BYTES_PER_MB:,.0f} MB cap: {cap.why}; "
+        "refused before parsing",
+        f"{DAMAGED}, or set {FABRIC_CAP_VARIABLE}{setting} to read it anyway",
+    )
 
 
 def _parse_json(path: Path, raw: bytes) -> Any:

@@ -157,7 +157,11 @@ def run_generator(
         ) from None
 
 
-def expand_generator(loaded: LoadedInventory) -> InventorySpec:
+def expand_generator(
+    loaded: LoadedInventory, size_check: Callable[[int, int, int], None] | None = None
+) -> InventorySpec:
+    """The generator block as wiring; `size_check(switches, links, hosts)` sees the
+    generated sizes before the wiring (a Python object per port, link and host) is built."""
     spec = loaded.spec
     assert spec.generate is not None
     params = spec.generate.parameters()
@@ -167,6 +171,12 @@ def expand_generator(loaded: LoadedInventory) -> InventorySpec:
         loaded.source.file,
         lambda name: loaded.source.line_of(("generate", name)),
     )
+    if size_check is not None:
+        size_check(
+            sum(len(t.switch_names) for t in planes),
+            sum(len(t.edges) for t in planes),
+            sum(sum(t.hosts_per_switch) for t in planes),
+        )
     wiring = planes_wiring(planes, spec.defaults.port_prefix)
     data = spec.model_dump(exclude={"generate"})
     data.update(wiring)

@@ -21,7 +21,7 @@ from fatpaths_cfg.traffic_patterns import ALIASES
 
 from . import budget
 from .budget import SimWork
-from .htsim import MATRIX_SIGNATURE, read_connection_matrix, write_connection_matrix
+from .htsim import MATRIX_SIGNATURE, MatrixCaps, read_connection_matrix, write_connection_matrix
 from .network import (
     NetworkLoadError,
     SimNetwork,
@@ -424,12 +424,8 @@ def simulate_command(
                 offset=offset,
             )
         elif from_file:
-            _, flows = read_connection_matrix(workload, network.n_hosts)
-            packets = float(np.sum(np.ceil(flows.size / mtu))) if flows.n_flows else 0.0
-            matrix = SimWork(
-                flows.n_flows, packets, f"{flows.n_flows} flows in {workload}", workload
-            )
-            run_or_exit(lambda: matrix.check(max_flows, max_packets))
+            caps = MatrixCaps(max_flows, max_packets, mtu)  # held while the file is read
+            _, flows = read_connection_matrix(workload, network.n_hosts, caps)
         else:
             sizes: str | int = size if size.startswith("websearch") else parse_bytes(size)
             flows = make_workload(

@@ -8,13 +8,18 @@ are comments. Triggers and failures are htsim-only features and are rejected her
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
+from fatpaths_cfg.memory import available_memory, cpu_time, gib
 from fatpaths_cfg.output import write_owned_file
 
+from . import budget
 from .workloads import Workload, WorkloadError
 
 
@@ -53,15 +58,73 @@ MAX_FLOW_BYTES = 2**53
 MAX_NODES = 2**31 - 1
 
 
-def read_connection_matrix(path: str | Path, hosts: int | None = None) -> tuple[int, Workload]:
+# A connection line fatpaths writes is under 80 bytes and htsim's are alike; a line this long
+# is no matrix's (it is how `/dev/zero` or a binary file shows), and reading stops there.
+MAX_LINE_BYTES = 4096
+# Bytes a matrix may spend per flow it can hold (comments and blank lines included): with the
+# flow cap, the largest file read at all, refused by its size before a byte is read.
+BYTES_PER_FLOW_LINE = 256
+
+
+@dataclass(frozen=True)
+class MatrixCaps:
+    """The caps a matrix is read under: `--max-flows` and `--max-packets` (None: the defaults
+    of `budget`), and the payload bytes a full packet carries."""
+
+    max_flows: int | None = None
+    max_packets: int | None = None
+    mtu: int = 9000
+
+    def flow_cap(self) -> int:
+        return budget.default_max_flows() if self.max_flows is None else self.max_flows
+
+    def packet_cap(self) -> int:
+        return budget.default_max_packets() if self.max_packets is None else self.max_packets
+
+
+def read_connection_matrix(
+    path: str | Path, hosts: int | None = None, caps: MatrixCaps | None = None
+) -> tuple[int, Workload]:
     """Returns (number of nodes, workload); flows keep the file's order. Every problem is a
     ConnectionMatrixError naming the file and line; `hosts`: the fabric's, which `Nodes`
-    must equal."""
+    must equal. The caps hold while reading: a file too large for them is refused by its size
+    before reading, and reading stops at the first line beyond one."""
     where = Path(path)
+    caps = caps or MatrixCaps()
     try:
-        data = where.read_bytes()
+        with where.open("rb") as stream:
+            _check_file_size(where, os.fstat(stream.fileno()).st_size, caps)
+            return _read_lines(where, stream, hosts, caps)
     except OSError as exc:
         raise ConnectionMatrixError(f"{where}: cannot read it: {exc.strerror}") from None
+
+
+def _check_file_size(where: Path, size: int, caps: MatrixCaps) -> None:
+    flow_cap = caps.flow_cap()
+    most = (flow_cap + 1) * BYTES_PER_FLOW_LINE
+    if size > most:
+        raise ConnectionMatrixError(
+            f"{where}: {size:,} bytes, more than a matrix of at most {flow_cap:,} flows "
+            f"(--max-flows) holds at {BYTES_PER_FLOW_LINE} bytes a line (fewer flows, or "
+            f"--max-flows {-(-size // BYTES_PER_FLOW_LINE)} to try anyway)"
+        )
+
+
+def _lines(stream: BinaryIO) -> Iterator[bytes | None]:
+    """The file's lines as `bytes.splitlines` splits them, read one at a time; None for a line
+    longer than MAX_LINE_BYTES (where reading stops)."""
+    while chunk := stream.readline(MAX_LINE_BYTES + 1):
+        if len(chunk) > MAX_LINE_BYTES:
+            yield None
+            return
+        yield from chunk.splitlines() or [b""]
+
+
+def _read_lines(
+    where: Path, stream: BinaryIO, hosts: int | None, caps: MatrixCaps
+) -> tuple[int, Workload]:
+    flow_cap, packet_cap = caps.flow_cap(), caps.packet_cap()
+    packets = 0
     nodes: int | None = None
     declared: int | None = None
     # Lines of the Nodes and Connections lines and of each connection, for later errors.
@@ -71,11 +134,13 @@ def read_connection_matrix(path: str | Path, hosts: int | None = None) -> tuple[
     dst: list[int] = []
     start: list[int] = []
     size: list[int] = []
-    for number, raw_bytes in enumerate(data.splitlines(), start=1):
+    for number, raw_bytes in enumerate(_lines(stream), start=1):
 
         def fail(message: str, line: int = number) -> ConnectionMatrixError:
             return ConnectionMatrixError(f"{where}:{line}: {message}")
 
+        if raw_bytes is None:
+            raise fail(f"a line of more than {MAX_LINE_BYTES:,} bytes (not a connection matrix)")
         try:
             raw = raw_bytes.decode("utf-8")
         except UnicodeDecodeError:
@@ -106,12 +171,17 @@ def read_connection_matrix(path: str | Path, hosts: int | None = None) -> tuple[
                 raise fail(f"unsupported field(s) {', '.join(sorted(unknown))} (triggers?)")
             if "start" not in fields or "size" not in fields:
                 raise fail("a connection needs 'start T' and 'size B'")
+            if len(src) == flow_cap:
+                raise fail(_beyond_flow_cap(flow_cap, caps.max_flows is None))
             src.append(_count(a, "source", 0, MAX_NODES, fail))
             dst.append(_count(b, "destination", 0, MAX_NODES, fail))
             if src[-1] == dst[-1]:
                 raise fail(f"host {src[-1]} sends to itself")
             start.append(_start(fields["start"], fail))
             size.append(_count(fields["size"], "size", 1, MAX_FLOW_BYTES, fail))
+            packets += -(-size[-1] // caps.mtu)
+            if packets > packet_cap:
+                raise fail(_beyond_packet_cap(packets, packet_cap, len(src)))
             lines.append(number)
         else:
             raise fail(f"unexpected line {raw.strip()!r}")
@@ -139,6 +209,25 @@ def read_connection_matrix(path: str | Path, hosts: int | None = None) -> tuple[
         description={"pattern": "htsim-connection-matrix", "source": str(where)},
     )
     return nodes, workload
+
+
+def _beyond_flow_cap(cap: int, default: bool) -> str:
+    memory = f"about {gib(cap * budget.BYTES_PER_FLOW)} of memory"
+    if default:
+        memory += f", half of the {gib(available_memory())} available"
+    return (
+        f"a flow beyond the cap of {cap:,} flows, which need {memory} (fewer flows, or a "
+        f"--max-flows above {cap} to try anyway)"
+    )
+
+
+def _beyond_packet_cap(packets: int, cap: int, flows: int) -> str:
+    seconds = flows * budget.CPU_SECONDS_PER_FLOW + packets * budget.CPU_SECONDS_PER_PACKET
+    return (
+        f"{flows:,} flow{'s' if flows != 1 else ''} up to this line, about {packets:,} data "
+        f"packets, beyond the cap of {cap:,}: about {cpu_time(seconds)} to simulate (fewer or "
+        f"smaller flows, or --max-packets {packets} to try anyway)"
+    )
 
 
 def _count(

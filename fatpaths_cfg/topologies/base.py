@@ -18,6 +18,9 @@ SWITCH_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
 # Generators build dense numpy arrays; this keeps a typo such as q=1000 from exhausting memory
 # instead of failing with a parameter error.
 MAX_SWITCHES = 200_000
+# Hosts a generated switch may carry: beyond any switch's ports, and low enough that a typo
+# (`p=10000000000`) is refused at once rather than written out host by host.
+MAX_HOSTS_PER_SWITCH = 1024
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,7 @@ def host_count(params: dict[str, int | float], name: str, default: int) -> int:
     """Fill in a derived default for a hosts-per-switch parameter and range-check it."""
     if params.get(name) is None:
         params[name] = default
-    return require_range(params, name, minimum=1)
+    return require_range(params, name, minimum=1, maximum=MAX_HOSTS_PER_SWITCH)
 
 
 def check_names(names: list[str]) -> None:

@@ -49,6 +49,8 @@ def build(params: dict[str, int | float], seed: int) -> GeneratedTopology:
     del seed  # deterministic construction
     k = require_range(params, "k", minimum=3, hint="k >= 3 with k-1 a prime power")
     q = k - 1
+    # The size first: finding the prime powers near a k of 20 digits would take hours.
+    require_size("k", 3 * (1 + k * (k - 1)))
     if not is_prime_power(q):
         below, above = nearest_prime_powers(q)
         candidates = f"{below + 1} or {above + 1}" if below is not None else f"{above + 1}"
