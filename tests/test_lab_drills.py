@@ -14,7 +14,7 @@ import typer
 from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from typer.testing import CliRunner
 
-from fatpaths_cfg.lab.commands import add_commands
+from fatpaths_cfg.cli.lab import add_commands
 from fatpaths_cfg.lab.lifecycle import up
 from fatpaths_cfg.lab.mptcp import pick_demo, run_demo
 from fatpaths_cfg.lab.netns import LabWaitError, run

@@ -155,7 +155,7 @@ def cost_metrics(compiled: CompiledFabric) -> dict[str, Any]:
 
 
 def analyze_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int) -> dict[str, Any]:
-    from fatpaths_cfg.analysis.commands import analyze
+    from fatpaths_cfg.analysis.run import analyze
     from fatpaths_cfg.compiled import view_of
 
     result = analyze(

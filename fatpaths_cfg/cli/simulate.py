@@ -12,27 +12,24 @@ import numpy as np
 import typer
 from rich.markup import escape
 
-from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.cli.common import run_or_exit
 from fatpaths_cfg.compiled import view_of
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import check_owned_file
-from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
-from fatpaths_cfg.traffic_patterns import ALIASES
-
-from . import budget
-from .budget import SimWork
-from .htsim import MATRIX_SIGNATURE, read_connection_matrix, write_connection_matrix
-from .network import (
+from fatpaths_cfg.sim import budget
+from fatpaths_cfg.sim.budget import SimWork
+from fatpaths_cfg.sim.htsim import MATRIX_SIGNATURE, read_connection_matrix, write_connection_matrix
+from fatpaths_cfg.sim.network import (
     NetworkLoadError,
     SimNetwork,
     load_network,
     network_from_topology,
     network_of,
 )
-from .plots import layers_used, run_title
-from .profiles import PROFILES, resolve_profile
-from .results import SimResult
-from .run import (
+from fatpaths_cfg.sim.plots import layers_used, run_title
+from fatpaths_cfg.sim.profiles import PROFILES, resolve_profile
+from fatpaths_cfg.sim.results import SimResult
+from fatpaths_cfg.sim.run import (
     DROP_POLICIES,
     LAYER_POLICIES,
     LOAD_BALANCING,
@@ -44,14 +41,14 @@ from .run import (
     SimConfig,
     simulate,
 )
-from .rundir import (
+from fatpaths_cfg.sim.rundir import (
     Parameters,
     check_run_directory,
     default_run_directory,
     run_name,
     write_run_directory,
 )
-from .workloads import (
+from fatpaths_cfg.sim.workloads import (
     PATTERNS,
     Workload,
     WorkloadError,
@@ -61,6 +58,8 @@ from .workloads import (
     rpc_workload,
     websearch_mean_bytes,
 )
+from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
+from fatpaths_cfg.traffic_patterns import ALIASES
 
 # `--workload rpc`: ping-pong rounds (request of one MTU, response of --size) between each host
 # and its permutation peer, rather than a traffic pattern of independent flows.

@@ -34,30 +34,30 @@ def run_or_exit(action: Callable[[], T]) -> T:
         raise typer.Exit(EXIT_USER_ERROR) from None
 
 
-def _name_list(text: str | None) -> list[str] | None:
+def name_list(text: str | None) -> list[str] | None:
     """`eos,frr` -> ["eos", "frr"]; None stays None (option not given)."""
     if text is None:
         return None
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-# The modules that contribute commands through `add_commands(app)`, imported when one of their
-# commands runs (the command line starts in a fraction of the time numpy, scipy, the platform
-# registry and the simulator take to import): the command name, the module, and the one line
-# the command list shows without importing the module.
+# The module of each command (`fatpaths_cfg.cli.<command>`, contributing it through
+# `add_commands(app)`), imported when the command runs (the command line starts in a fraction
+# of the time numpy, scipy, the platform registry and the simulator take to import): the
+# command name, the module, and the one line the command list shows without importing it.
 FEATURE_COMMANDS: dict[str, tuple[str, str]] = {
-    "compile": ("fatpaths_cfg.compile_commands", "Compile an inventory into configs and plans."),
-    "schema": ("fatpaths_cfg.compile_commands", "Print the inventory JSON Schema."),
-    "topo": ("fatpaths_cfg.compile_commands", "Generate and inspect topologies."),
-    "plan": ("fatpaths_cfg.plan.commands", "Show what changing a fabric changes."),
-    "analyze": ("fatpaths_cfg.analysis.commands", "Measure path diversity and throughput."),
-    "simulate": ("fatpaths_cfg.sim.commands", "Simulate flows on a compiled fabric."),
-    "verify": ("fatpaths_cfg.verify.commands", "Prove the configs forward every layer."),
-    "deploy": ("fatpaths_cfg.deploy.commands", "Push compiled configs to the switches."),
-    "lab": ("fatpaths_cfg.lab.commands", "Run a compiled fabric in network namespaces."),
-    "discover": ("fatpaths_cfg.deploy.commands", "Write the wiring LLDP reports."),
-    "sweep": ("fatpaths_cfg.sweep.commands", "Run a parameter grid on Dask."),
-    "tune": ("fatpaths_cfg.sweep.commands", "Pick layers within hardware limits."),
+    "compile": ("fatpaths_cfg.cli.compile", "Compile an inventory into configs and plans."),
+    "schema": ("fatpaths_cfg.cli.schema", "Print the inventory JSON Schema."),
+    "topo": ("fatpaths_cfg.cli.topo", "Generate and inspect topologies."),
+    "plan": ("fatpaths_cfg.cli.plan", "Show what changing a fabric changes."),
+    "analyze": ("fatpaths_cfg.cli.analyze", "Measure path diversity and throughput."),
+    "simulate": ("fatpaths_cfg.cli.simulate", "Simulate flows on a compiled fabric."),
+    "verify": ("fatpaths_cfg.cli.verify", "Prove the configs forward every layer."),
+    "deploy": ("fatpaths_cfg.cli.deploy", "Push compiled configs to the switches."),
+    "lab": ("fatpaths_cfg.cli.lab", "Run a compiled fabric in network namespaces."),
+    "discover": ("fatpaths_cfg.cli.discover", "Write the wiring LLDP reports."),
+    "sweep": ("fatpaths_cfg.cli.sweep", "Run a parameter grid on Dask."),
+    "tune": ("fatpaths_cfg.cli.tune", "Pick layers within hardware limits."),
 }
 # The order `fatpaths --help` lists commands in (typer's: plain commands, then groups).
 COMMAND_ORDER = (

@@ -3,32 +3,25 @@ collisions) and maximum achievable throughput, as JSON, a table, result lines an
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import typer
-from rich.progress import Progress
 
-from fatpaths_cfg.analysis.diversity import pair_diversity
-from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
-from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot, routed_network
-from fatpaths_cfg.analysis.paths import sample_pairs
-from fatpaths_cfg.analysis.throughput import SCHEMES, max_achievable_throughput
+from fatpaths_cfg.analysis.path_metrics import MetricsSettings
+from fatpaths_cfg.analysis.path_metrics_report import metric_lines, metrics_plot
+from fatpaths_cfg.analysis.run import ResultsPlace, analyze, plot
+from fatpaths_cfg.analysis.throughput import SCHEMES
 from fatpaths_cfg.analysis.traffic import (
     ALIASES,
     PATTERNS,
     PatternError,
-    canonical,
-    host_pairs,
-    switch_demand,
 )
+from fatpaths_cfg.cli.common import run_or_exit
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.console import make_console, make_progress, make_table
-from fatpaths_cfg.output import OutputTree, check_output_target
-from fatpaths_cfg.stable_hash import stream
+from fatpaths_cfg.output import OutputTree
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
@@ -36,161 +29,9 @@ if TYPE_CHECKING:
 
 console = make_console()
 
-# The named random streams of `analyze` (see `fatpaths_cfg.stable_hash.stream`).
-DIVERSITY_PAIRS = "analyze.diversity.pairs"
-
-
-def traffic_stream(pattern: str) -> str:
-    """The stream a traffic pattern's random choices draw from: one per pattern, so adding a
-    pattern to --traffic changes no other pattern's hosts."""
-    return f"analyze.traffic.{canonical(pattern)}"
-
-
-@dataclass(frozen=True)
-class ResultsPlace:
-    """Where an analysis writes (--results, or a folder of the compiled directory), under the
-    output rule of every fatpaths command: refused unless empty, new or an earlier analysis."""
-
-    target: Path
-    compiled: Path
-    force: bool = False
-
-    def check(self) -> None:
-        check_output_target(self.target, "analyze", [self.compiled], self.force)
-
-    def commit(self, tree: OutputTree) -> tuple[int, int]:
-        return tree.commit(self.target, [self.compiled], self.force)
-
 
 def _place(out: Path, results: Path | None, folder: str, force: bool) -> ResultsPlace:
     return ResultsPlace(results or out / folder, out, force)
-
-
-def analyze(
-    compiled: LoadedCompiled,
-    patterns: list[str],
-    schemes: list[str],
-    pairs: int,
-    seed: int,
-    progress: Progress | None = None,
-    offset: int | None = None,
-    metrics: MetricsSettings | None = None,
-) -> dict[str, Any]:
-    # Every random choice has a stream of its own (named below), so --pairs changes the
-    # sampled pairs and nothing else: the MAT of a pattern depends on the fabric and the seed.
-    fabric = compiled.fabric
-    sampled = sample_pairs(np.arange(fabric.nr), pairs, stream(seed, DIVERSITY_PAIRS))
-    diversity = pair_diversity(fabric, compiled.next_hop, compiled.dist[0], sampled)
-    throughput: dict[str, dict[str, float]] = {}
-    task = (
-        progress.add_task("throughput LPs", total=len(patterns) * len(schemes))
-        if progress
-        else None
-    )
-    for pattern in patterns:
-        rng = stream(seed, traffic_stream(pattern))
-        demand = switch_demand(fabric, host_pairs(fabric, pattern, rng, offset))
-        throughput[pattern] = {}
-        for scheme in schemes:
-            solved = max_achievable_throughput(
-                fabric, compiled.next_hop, compiled.dist, demand, scheme
-            )
-            throughput[pattern][scheme] = round(solved.throughput, 4)
-            if progress and task is not None:
-                progress.advance(task)
-    result: dict[str, Any] = {
-        "fabric": fabric.name,
-        "layers": int(compiled.next_hop.shape[0]),
-        "pairs_sampled": len(sampled),
-        "diversity": {
-            "mean_minimal_length": round(float(np.mean([d.minimal_length for d in diversity])), 4),
-            "mean_disjoint_shortest_paths": round(
-                float(np.mean([d.disjoint_shortest_paths for d in diversity])), 4
-            ),
-            "share_single_shortest_path": round(
-                float(np.mean([d.disjoint_shortest_paths == 1 for d in diversity])), 4
-            ),
-            "mean_distinct_layer_paths": round(
-                float(np.mean([d.distinct_layer_paths for d in diversity])), 4
-            ),
-            "mean_disjoint_layer_paths": round(
-                float(np.mean([d.disjoint_layer_paths for d in diversity])), 4
-            ),
-            "disjoint_shortest_paths_histogram": _histogram(
-                [d.disjoint_shortest_paths for d in diversity]
-            ),
-            "disjoint_layer_paths_histogram": _histogram(
-                [d.disjoint_layer_paths for d in diversity]
-            ),
-        },
-        "max_achievable_throughput": throughput,
-    }
-    # Only when asked: sweeps call this per task and need the throughput, not c_l.
-    if metrics is not None:
-        result["path_metrics"] = path_metrics(routed_network(compiled), metrics)
-    return result
-
-
-def _histogram(values: list[int]) -> dict[str, int]:
-    return {str(k): v for k, v in sorted(Counter(values).items())}
-
-
-def plot(result: dict[str, Any]) -> bytes:
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    div = result["diversity"]
-    for key, label in (
-        ("disjoint_shortest_paths_histogram", "edge-disjoint shortest paths"),
-        ("disjoint_layer_paths_histogram", "edge-disjoint layer paths"),
-    ):
-        hist = div[key]
-        xs = [int(k) for k in hist]
-        total = sum(hist.values())
-        left.bar(
-            np.array(xs) + (0.2 if "layer" in key else -0.2),
-            [v / total for v in hist.values()],
-            width=0.4,
-            label=label,
-        )
-    ticks = sorted(
-        {
-            int(k)
-            for key in ("disjoint_shortest_paths_histogram", "disjoint_layer_paths_histogram")
-            for k in div[key]
-        }
-    )
-    left.set_xticks(ticks)
-    left.set_xlabel("paths per switch pair")
-    left.set_ylabel("share of sampled pairs")
-    left.set_title(f"{result['fabric']}: path diversity")
-    left.legend()
-    mat = result["max_achievable_throughput"]
-    patterns = list(mat)
-    schemes = list(next(iter(mat.values()))) if mat else []
-    width = 0.8 / max(len(schemes), 1)
-    for i, scheme in enumerate(schemes):
-        right.bar(
-            np.arange(len(patterns)) + i * width,
-            [mat[p][scheme] for p in patterns],
-            width=width,
-            label=scheme,
-        )
-    right.set_xticks(np.arange(len(patterns)) + width * (len(schemes) - 1) / 2, patterns)
-    right.set_ylabel("max achievable throughput (share of NIC rate)")
-    right.set_ylim(0, 1.05)
-    right.set_title("MAT per traffic pattern")
-    right.legend()
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    plt.close(figure)
-    return buffer.getvalue()
 
 
 def analyze_command(
@@ -298,7 +139,6 @@ def analyze_command(
     ),
 ) -> None:
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
-    from fatpaths_cfg.commands import run_or_exit
 
     if failures + planes + convergence > 1:
         console.print(
@@ -403,7 +243,6 @@ def convergence_command(
         point_json,
         point_line,
     )
-    from fatpaths_cfg.commands import run_or_exit
 
     fabric_json = str(compiled.directory / "fabric.json")
     n, r, m = run_or_exit(lambda: clos_shape_of(compiled.fabric, fabric_json))
@@ -461,7 +300,6 @@ def planes_command(
     )
     from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
     from fatpaths_cfg.analysis.planes import plane_next_hops
-    from fatpaths_cfg.commands import run_or_exit
 
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
     unknown = [s for s in scheme_list if s not in PLANE_SCHEMES]
@@ -527,7 +365,6 @@ def failures_command(compiled: LoadedCompiled, place: ResultsPlace, study: Failu
         worst_lines,
     )
     from fatpaths_cfg.analysis.failures import RANDOM_KINDS
-    from fatpaths_cfg.commands import run_or_exit
 
     if study.kind not in RANDOM_KINDS:
         console.print(

@@ -1,5 +1,5 @@
 """`fatpaths deploy OUT`: push the compiled configs to the switches through NAPALM;
-`fatpaths discover`: write the wiring LLDP sees as an inventory."""
+in loop-free rounds with --from (the push itself: deploy.push and deploy.rounds)."""
 
 from __future__ import annotations
 
@@ -8,113 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.measure import Measurement
-from rich.table import Table
-from rich.text import Text
 
-from fatpaths_cfg.commands import _name_list, run_or_exit
-from fatpaths_cfg.console import make_console
+from fatpaths_cfg.cli.common import name_list, run_or_exit
+from fatpaths_cfg.deploy.report import (
+    console,
+    print_diff,
+    print_report,
+    print_round,
+    show_addresses,
+)
 
 if TYPE_CHECKING:
-    from fatpaths_cfg.deploy.cabling import CablingProblem
     from fatpaths_cfg.deploy.devices import DeviceBook
-    from fatpaths_cfg.deploy.push import DeployOptions, DeployReport, DeployTarget, SwitchResult
-
-console = make_console()
-STATUS_STYLE = {
-    "committed": "green",
-    "confirmed": "green",
-    "pending": "yellow",
-    "cabled": "green",
-    "unchanged": "dim",
-    "diff": "cyan",
-    "staged": "cyan",
-    "failed": "red",
-    "miscabled": "red",
-    "rolled back": "red",
-}
-
-
-def print_diff(result: SwitchResult) -> None:
-    console.rule(f"{result.name} ({result.platform}, {result.mgmt})")
-    if not result.diff:
-        console.print("no changes" if result.ok else result.detail, style="dim")
-        return
-    for line in result.diff.splitlines():
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
-        console.print(Text(line, style=style))
-
-
-def _fixed(table: Table, header: str, values: list[str], justify: str = "left") -> None:
-    """A column as wide as its longest value: names and states are never cut or wrapped."""
-    width = max([len(header), *map(len, values)])
-    table.add_column(header, justify=justify, no_wrap=True, min_width=width)  # type: ignore[arg-type]
-
-
-def print_report(report: DeployReport, title: str = "deploy") -> None:
-    from fatpaths_cfg.deploy.state import changed_lines
-
-    results = sorted(report.results, key=lambda r: r.name)
-    table = Table(title=title)
-    _fixed(table, "switch", [r.name for r in results])
-    _fixed(table, "platform", [r.platform for r in results])
-    _fixed(table, "mgmt", [r.mgmt for r in results])
-    _fixed(table, "status", [r.status for r in results])
-    _fixed(table, "diff lines", ["99999"], "right")
-    _fixed(table, "routes", [r.routes for r in results], "right")
-    _fixed(table, "s", [f"{r.seconds:.1f}" for r in results], "right")
-    for r in results:
-        changed = len(changed_lines(r.diff))
-        table.add_row(
-            r.name,
-            r.platform,
-            r.mgmt,
-            Text(r.status, STATUS_STYLE.get(r.status, "")),
-            str(changed),
-            r.routes,
-            f"{r.seconds:.1f}",
-        )
-    print_uncut(table)
-    for r in results:
-        if r.detail:
-            # One unbroken line per switch: the detail is the evidence, quoted whole.
-            console.print(
-                Text(f"{r.name}: {r.detail}", STATUS_STYLE.get(r.status, "")), soft_wrap=True
-            )
-    if report.skipped:
-        console.print(f"skipped (no mgmt address): {', '.join(report.skipped)}")
-    if report.cabling:
-        print_cabling(report.cabling)
-
-
-def print_cabling(problems: list[CablingProblem]) -> None:
-    table = Table(title="cabling (LLDP against the inventory)")
-    _fixed(table, "switch", [p.switch for p in problems])
-    _fixed(table, "port", [p.port for p in problems])
-    _fixed(table, "problem", [p.kind for p in problems])
-    _fixed(table, "expected", [p.expected for p in problems])
-    _fixed(table, "LLDP sees", [p.seen for p in problems])
-    for p in problems:
-        table.add_row(p.switch, p.port, Text(p.kind, "red"), p.expected, p.seen)
-    print_uncut(table)
-
-
-def print_uncut(table: Table) -> None:
-    """A terminal narrower than the fixed columns gets longer lines, never cut ones."""
-    needed = Measurement.get(console, console.options, table).minimum
-    console.print(table, width=max(console.width, needed), crop=False)
-
-
-def show_addresses(targets: list[DeployTarget]) -> None:
-    """Before a dry run dials anything: each switch's address and where it came from, so a
-    devices file meant for a lab is seen not to reach the real fabric."""
-    for target in targets:
-        console.print(
-            f"{target.name}: {target.access.address} from {target.access.origin}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+    from fatpaths_cfg.deploy.push import DeployOptions, SwitchResult
 
 
 def deploy_command(
@@ -221,7 +127,7 @@ def deploy_command(
         with lock:  # one switch's diff stays in one piece when switches finish together
             print_diff(result)
 
-    names = _name_list(limit)
+    names = name_list(limit)
     if from_old is not None:
         _ordered(from_old, out, book, options, parallel, on_failure, names, dry_run)
         return
@@ -256,7 +162,7 @@ def _ordered(
     names: list[str] | None,
     dry_run: bool,
 ) -> None:
-    from fatpaths_cfg.deploy.rounds import RoundResult, ordered_deploy
+    from fatpaths_cfg.deploy.rounds import ordered_deploy
     from fatpaths_cfg.errors import UserErrors
 
     def refuse(problem: str, hint: str) -> None:
@@ -274,28 +180,8 @@ def _ordered(
             "`fatpaths plan OLD OUT`)",
         )
 
-    def show(result: RoundResult) -> None:
-        proof = result.proof
-        walked = (
-            f"{proof.loops} loops, {proof.blackholes} blackholes in {proof.walked} walks"
-            if proof
-            else "not walked"
-        )
-        label = "undo round" if result.undo else "round"
-        number = "" if result.number < 0 else f" {result.number}"
-        status = "ok" if result.ok else "FAILED"
-        print(
-            f"{label}{number} ({result.kind}): {len(result.switches)} switches; read back: "
-            f"{walked}; {status} ({result.seconds:.1f} s)",
-            flush=True,
-        )
-        for name, why in sorted(result.failed.items()):
-            print(f"  {name}: {why}", flush=True)
-        if proof and proof.witness:
-            print(f"  {proof.witness}", flush=True)
-
     report = run_or_exit(
-        lambda: ordered_deploy(old, new, book, options, parallel, on_failure, show)
+        lambda: ordered_deploy(old, new, book, options, parallel, on_failure, print_round)
     )
     if report.outcome == "refused" and not report.rounds:
         print(f"plan refused: {report.plan.verdict.findings[:1] or 'a state loops'}")
@@ -306,7 +192,4 @@ def _ordered(
 
 
 def add_commands(app: typer.Typer) -> None:
-    from fatpaths_cfg.deploy.discover import discover_command
-
     app.command("deploy", short_help="Push compiled configs to the switches.")(deploy_command)
-    app.command("discover", short_help="Write the wiring LLDP reports.")(discover_command)

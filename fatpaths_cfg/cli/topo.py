@@ -1,131 +1,19 @@
-"""The compiler's own commands: compile, schema and topo."""
+"""`fatpaths topo`: generate, show and list topologies; price them (`topo cost`, `topo match`:
+cli.cost)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from fatpaths_cfg.commands import EXIT_USER_ERROR, _name_list, command_group, run_or_exit
-from fatpaths_cfg.console import make_console, make_progress, make_table
-from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
+from fatpaths_cfg.cli.common import EXIT_USER_ERROR, command_group, run_or_exit
+from fatpaths_cfg.console import make_console, make_table
+from fatpaths_cfg.platforms import DEFAULT_PLATFORM
 
 err_console = make_console(stderr=True)
 console = make_console()
-
-
-def default_output(inventory: Path, fabric_name: str | None = None) -> Path:
-    return Path("out") / (fabric_name or inventory.stem)
-
-
-def compile_command(
-    inventory: Path = typer.Argument(..., help="Inventory YAML (wiring or generator spec)."),
-    out: Path | None = typer.Option(
-        None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
-    ),
-    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
-    platform: str | None = typer.Option(
-        None,
-        "--platform",
-        help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
-        "default: each switch's platform from the inventory).",
-    ),
-    limit: str | None = typer.Option(
-        None,
-        "--limit",
-        help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
-        "the other files of an earlier output are kept.",
-    ),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        help="Replace the output directory even if it is not an earlier fatpaths output "
-        "or holds files fatpaths did not write.",
-    ),
-    batfish: bool = typer.Option(
-        False,
-        "--batfish",
-        help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
-    ),
-    jobs: int | None = typer.Option(
-        None,
-        "-j",
-        "--jobs",
-        min=1,
-        help="Processes that render and write the output (default: one per CPU); any number "
-        "gives the same files.",
-    ),
-    keep_layers: Path | None = typer.Option(
-        None,
-        "--keep-layers",
-        metavar="OLD_OUT",
-        help="Carry the sparse layers of an earlier output over: removed cables leave them, "
-        "new cables join by their name's draw, a layer is repaired only where it no longer "
-        "connects. Keeps a change small for every layer algorithm.",
-    ),
-) -> None:
-    """Compile an inventory into layers, forwarding tables, configs and host plans."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from fatpaths_cfg import api
-    from fatpaths_cfg.memory import settle_long_lived
-
-    platforms, switches = _name_list(platform), _name_list(limit)
-    columns = (
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with make_progress(*columns, console=console) as bar:
-        task = bar.add_task("compiling", total=None)
-
-        def progress(stage: str) -> None:
-            bar.update(task, description=f"compiling: {stage}")
-
-        def tick(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        earlier = None
-        if keep_layers is not None:
-            from fatpaths_cfg.plan.keep import read_earlier
-
-            earlier = run_or_exit(lambda: read_earlier(keep_layers))
-        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress, earlier))
-        settle_long_lived()
-        for warning in compiled.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        target = out or default_output(inventory, compiled.name)
-        summary = run_or_exit(
-            lambda: api.write_output(
-                compiled,
-                inventory,
-                target,
-                force,
-                progress,
-                platforms,
-                switches,
-                tick,
-                batfish,
-                jobs,
-            )
-        )
-    # No markup: the target path may hold brackets that rich would take for style tags.
-    console.print(
-        f"compiled {compiled.name}: {compiled.fabric.nr} switches, "
-        f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
-        f"{target} ({summary.files_written} files written, {summary.files_unchanged} unchanged)",
-        markup=False,
-    )
 
 
 def topo_generate(
@@ -246,35 +134,13 @@ def topo_kinds() -> None:
     console.print(table)
 
 
-def schema_command(
-    out: Path | None = typer.Option(None, "-o", "--out", help="Write to FILE, not stdout."),
-    force: bool = typer.Option(
-        False, "--force", help="Overwrite FILE even if fatpaths did not write it."
-    ),
-) -> None:
-    """Print the inventory JSON Schema (for editor completion and validation)."""
-    from fatpaths_cfg.inventory.json_schema import SCHEMA_TITLE, inventory_json_schema_text
-    from fatpaths_cfg.output import write_owned_file
-
-    text = inventory_json_schema_text()
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        signature = f'"title": "{SCHEMA_TITLE}"'
-        run_or_exit(lambda: write_owned_file(out, text, signature, force))
-
-
 def add_commands(app: typer.Typer) -> None:
-    app.command("compile", short_help="Compile an inventory into configs and plans.")(
-        compile_command
-    )
-    app.command("schema", short_help="Print the inventory JSON Schema.")(schema_command)
+    from fatpaths_cfg.cli.cost import topo_cost, topo_match
+
     topo = command_group(help="Generate and inspect topologies.", no_args_is_help=True)
     topo.command("generate", short_help="Write a wiring inventory of a topology.")(topo_generate)
     topo.command("show", short_help="Print the figures of a topology.")(topo_show)
     topo.command("kinds", short_help="List topology kinds and their parameters.")(topo_kinds)
-    from fatpaths_cfg.cost.commands import topo_cost, topo_match
-
     topo.command("cost", short_help="Price a fabric's switches and cables.")(topo_cost)
     topo.command("match", short_help="List configurations of each kind for N hosts.")(topo_match)
     app.add_typer(topo, name="topo")

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.cli.common import run_or_exit
 from fatpaths_cfg.console import make_console
 from fatpaths_cfg.errors import UserErrors
 
@@ -64,7 +64,7 @@ def topo_cost(
     if json_out:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return
-    from .report import cost_table
+    from fatpaths_cfg.cost.report import cost_table
 
     console.print(cost_table(bills))
     if prices is None:
@@ -85,10 +85,10 @@ def _nothing_to_cost() -> None:
 def cost_bills(
     files: list[Path], generate: list[str], prices: Path | None, seed: int
 ) -> list[dict[str, Any]]:
-    from .model import bill_of_materials, priced
-    from .network import CostNetwork, from_fabric, from_topology
-    from .prices import Layout, load_prices
-    from .specs import build_spec, parse_spec
+    from fatpaths_cfg.cost.model import bill_of_materials, priced
+    from fatpaths_cfg.cost.network import CostNetwork, from_fabric, from_topology
+    from fatpaths_cfg.cost.prices import Layout, load_prices
+    from fatpaths_cfg.cost.specs import build_spec, parse_spec
 
     price_file = load_prices(prices) if prices is not None else None
     networks: list[CostNetwork] = []
@@ -116,9 +116,8 @@ def cost_bills(
 def _write_cost_dir(out: Path, document: dict[str, Any], files: list[Path], force: bool) -> None:
     from functools import partial
 
+    from fatpaths_cfg.cost.report import plot_cost
     from fatpaths_cfg.output import StagedOutput
-
-    from .report import plot_cost
 
     bills = document["networks"]
     with StagedOutput(out, COST_KIND, files, force) as staged:
@@ -156,12 +155,11 @@ def topo_match(
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """List every configuration of every kind within the tolerance of N hosts."""
-    from fatpaths_cfg.commands import _name_list
-
-    from .match import match, parse_tolerance
+    from fatpaths_cfg.cli.common import name_list
+    from fatpaths_cfg.cost.match import match, parse_tolerance
 
     share = run_or_exit(lambda: parse_tolerance(tolerance))
-    rows = run_or_exit(lambda: match(hosts, share, _name_list(kinds), max_radix))
+    rows = run_or_exit(lambda: match(hosts, share, name_list(kinds), max_radix))
     records = run_or_exit(lambda: match_records(rows, prices))
     document = {
         "hosts": hosts,
@@ -178,9 +176,9 @@ def topo_match(
 
 
 def match_records(rows: list[Any], prices: Path | None) -> list[dict[str, Any]]:
-    from .model import priced
-    from .network import from_topology
-    from .prices import load_prices
+    from fatpaths_cfg.cost.model import priced
+    from fatpaths_cfg.cost.network import from_topology
+    from fatpaths_cfg.cost.prices import load_prices
 
     price_file = load_prices(prices) if prices is not None else None
     records = []

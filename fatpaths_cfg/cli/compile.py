@@ -1,0 +1,134 @@
+"""`fatpaths compile INVENTORY`: layers, forwarding tables, configs and host plans (the stages:
+api.compile_fabric and api.write_output)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from fatpaths_cfg.cli.common import name_list, run_or_exit
+from fatpaths_cfg.console import make_console, make_progress
+from fatpaths_cfg.platforms import PLATFORMS
+
+err_console = make_console(stderr=True)
+console = make_console()
+
+
+def default_output(inventory: Path, fabric_name: str | None = None) -> Path:
+    return Path("out") / (fabric_name or inventory.stem)
+
+
+def compile_command(
+    inventory: Path = typer.Argument(..., help="Inventory YAML (wiring or generator spec)."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
+    platform: str | None = typer.Option(
+        None,
+        "--platform",
+        help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
+        "default: each switch's platform from the inventory).",
+    ),
+    limit: str | None = typer.Option(
+        None,
+        "--limit",
+        help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
+        "the other files of an earlier output are kept.",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace the output directory even if it is not an earlier fatpaths output "
+        "or holds files fatpaths did not write.",
+    ),
+    batfish: bool = typer.Option(
+        False,
+        "--batfish",
+        help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
+    ),
+    jobs: int | None = typer.Option(
+        None,
+        "-j",
+        "--jobs",
+        min=1,
+        help="Processes that render and write the output (default: one per CPU); any number "
+        "gives the same files.",
+    ),
+    keep_layers: Path | None = typer.Option(
+        None,
+        "--keep-layers",
+        metavar="OLD_OUT",
+        help="Carry the sparse layers of an earlier output over: removed cables leave them, "
+        "new cables join by their name's draw, a layer is repaired only where it no longer "
+        "connects. Keeps a change small for every layer algorithm.",
+    ),
+) -> None:
+    """Compile an inventory into layers, forwarding tables, configs and host plans."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from fatpaths_cfg import api
+    from fatpaths_cfg.memory import settle_long_lived
+
+    platforms, switches = name_list(platform), name_list(limit)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with make_progress(*columns, console=console) as bar:
+        task = bar.add_task("compiling", total=None)
+
+        def progress(stage: str) -> None:
+            bar.update(task, description=f"compiling: {stage}")
+
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        earlier = None
+        if keep_layers is not None:
+            from fatpaths_cfg.plan.keep import read_earlier
+
+            earlier = run_or_exit(lambda: read_earlier(keep_layers))
+        compiled = run_or_exit(lambda: api.compile_fabric(inventory, seed, progress, earlier))
+        settle_long_lived()
+        for warning in compiled.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        target = out or default_output(inventory, compiled.name)
+        summary = run_or_exit(
+            lambda: api.write_output(
+                compiled,
+                inventory,
+                target,
+                force,
+                progress,
+                platforms,
+                switches,
+                tick,
+                batfish,
+                jobs,
+            )
+        )
+    # No markup: the target path may hold brackets that rich would take for style tags.
+    console.print(
+        f"compiled {compiled.name}: {compiled.fabric.nr} switches, "
+        f"{len(compiled.fabric.hosts)} hosts, {len(compiled.layers)} layers -> "
+        f"{target} ({summary.files_written} files written, {summary.files_unchanged} unchanged)",
+        markup=False,
+    )
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("compile", short_help="Compile an inventory into configs and plans.")(
+        compile_command
+    )
