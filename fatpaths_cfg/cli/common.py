@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from fatpaths_cfg.errors import UserErrors, printed_lines
 
@@ -22,6 +23,27 @@ def command_group(**options: Any) -> typer.Typer:
     rich's console and markdown renderer, which took `fatpaths --help` from 0.1 to 0.2-0.3 s,
     and plain text reads the same in a terminal and in a log."""
     return typer.Typer(rich_markup_mode=None, **options)
+
+
+class PanelledCommand(TyperCommand):
+    """A command whose --help lists its options in sections, one per `rich_help_panel`, in the
+    order the options come: typer draws panels only with rich, and help here is plain text."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            shown = param.get_help_record(ctx)
+            if shown is None:
+                continue
+            panel = getattr(param, "rich_help_panel", None)
+            if param.param_type_name == "argument":
+                name = "Arguments"
+            else:
+                name = f"{panel} options" if panel else "Options"
+            sections.setdefault(name, []).append(shown)
+        for name, rows in sections.items():
+            with formatter.section(name):
+                formatter.write_dl(rows)
 
 
 def run_or_exit(action: Callable[[], T]) -> T:
