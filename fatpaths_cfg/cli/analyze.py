@@ -76,7 +76,11 @@ def analyze_command(
         min=0,
         help="Random host permutations for the collision histogram.",
     ),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = typer.Option(
+        1,
+        "--seed",
+        help="Seed of every random choice (sampled pairs, traffic, failures, permutations).",
+    ),
     results: Path | None = typer.Option(
         None,
         "--results",

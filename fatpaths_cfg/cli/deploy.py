@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from fatpaths_cfg.cli import access
 from fatpaths_cfg.cli.common import name_list, run_or_exit
 from fatpaths_cfg.deploy.report import (
     console,
@@ -32,20 +33,12 @@ def deploy_command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the running config against the candidate, change nothing."
     ),
-    username: str | None = typer.Option(None, "--username", "-u", help="Login (default root)."),
-    password_env: str | None = typer.Option(
-        None, "--password-env", help="Environment variable holding the password."
-    ),
-    password_file: Path | None = typer.Option(
-        None, "--password-file", help="File holding the password."
-    ),
-    key_file: Path | None = typer.Option(None, "--key-file", help="SSH private key file."),
-    known_hosts: Path | None = typer.Option(
-        None, "--known-hosts", help="Extra known_hosts file (unknown host keys are refused)."
-    ),
-    port: int | None = typer.Option(
-        None, "--port", min=1, max=65535, help="SSH (or eAPI) port (default 22)."
-    ),
+    username: str | None = access.USERNAME,
+    password_env: str | None = access.PASSWORD_ENV,
+    password_file: Path | None = access.PASSWORD_FILE,
+    key_file: Path | None = access.KEY_FILE,
+    known_hosts: Path | None = access.KNOWN_HOSTS,
+    port: int | None = access.PORT,
     commit: bool = typer.Option(
         True, "--commit/--no-commit", help="--no-commit leaves the candidate staged on the device."
     ),
@@ -66,7 +59,7 @@ def deploy_command(
         "nothing if any link is missing, swapped or extra.",
     ),
     parallel: int = typer.Option(4, "--parallel", min=1, help="Switches deployed at once."),
-    timeout: int = typer.Option(30, "--timeout", help="Connect and command timeout, seconds."),
+    timeout: int = access.TIMEOUT,
     verify_timeout: float = typer.Option(
         15.0, "--verify-timeout", help="Seconds to wait for the compiled routes to be installed."
     ),
@@ -77,9 +70,7 @@ def deploy_command(
     vty_socket: str | None = typer.Option(
         None, "--vty-socket", help="vtysh --vty_socket on the device (FRR in its own paths)."
     ),
-    lldp_socket: str | None = typer.Option(
-        None, "--lldp-socket", help="lldpcli -u on the device (lldpd with its own socket)."
-    ),
+    lldp_socket: str | None = access.LLDP_SOCKET,
     from_old: Path | None = typer.Option(
         None,
         "--from",

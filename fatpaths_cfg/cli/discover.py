@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from fatpaths_cfg.cli import access
 from fatpaths_cfg.cli.common import run_or_exit
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
 
@@ -27,15 +28,15 @@ def discover_command(
         callback=known_platform,
         help=f"Platform of the switches ({', '.join(PLATFORMS)}).",
     ),
-    username: str | None = typer.Option(None, "--username", "-u", help="Login (default root)."),
-    password_env: str | None = typer.Option(None, "--password-env"),
-    password_file: Path | None = typer.Option(None, "--password-file"),
-    key_file: Path | None = typer.Option(None, "--key-file", help="SSH private key file."),
-    known_hosts: Path | None = typer.Option(None, "--known-hosts"),
-    port: int | None = typer.Option(None, "--port", min=1, max=65535),
-    lldp_socket: str | None = typer.Option(None, "--lldp-socket"),
-    timeout: int = typer.Option(30, "--timeout"),
-    parallel: int = typer.Option(4, "--parallel", min=1),
+    username: str | None = access.USERNAME,
+    password_env: str | None = access.PASSWORD_ENV,
+    password_file: Path | None = access.PASSWORD_FILE,
+    key_file: Path | None = access.KEY_FILE,
+    known_hosts: Path | None = access.KNOWN_HOSTS,
+    port: int | None = access.PORT,
+    lldp_socket: str | None = access.LLDP_SOCKET,
+    timeout: int = access.TIMEOUT,
+    parallel: int = typer.Option(4, "--parallel", min=1, help="Switches read at once."),
     force: bool = typer.Option(
         False, "--force", help="Overwrite -o FILE even if fatpaths did not write it."
     ),

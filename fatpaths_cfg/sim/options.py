@@ -251,21 +251,19 @@ class SimOptions:
         config="ecn_threshold_packets",
         min=0,
     )
-    min_rto: float | None = setting(
+    min_rto_us: float | None = setting(
         None,
         "--min-rto-us",
         help="Minimum retransmission timeout in us (1000).",
         group=TRANSPORT,
-        record="min_rto_us",
         config="min_rto_us",
         finite="positive",
     )
-    rto_granularity: float | None = setting(
+    rto_granularity_us: float | None = setting(
         None,
         "--rto-granularity-us",
         help="Timeout timer grid in us: timeouts fire up to this late (default: min RTO / 4).",
         group=TRANSPORT,
-        record="rto_granularity_us",
         config="rto_granularity_us",
         finite="positive",
     )
@@ -314,21 +312,19 @@ class SimOptions:
         group=TRANSPORT,
         config="tcp_pacing",
     )
-    flowlet_gap: float = setting(
+    flowlet_gap_us: float = setting(
         50.0,
         "--flowlet-gap-us",
         help="Flowlet gap in us.",
         group=BALANCING,
-        record="flowlet_gap_us",
         config="flowlet_gap_us",
         finite="non-negative",
     )
-    latency: float = setting(
+    latency_us: float = setting(
         1.0,
         "--latency-us",
         help="Per-link latency in us.",
         group=NETWORK,
-        record="latency_us",
         finite="non-negative",
     )
     link_gbps: float | None = setting(
@@ -367,12 +363,11 @@ class SimOptions:
         config="adaptive_threshold_packets",
         min=0,
     )
-    notify_delay: float = setting(
+    notify_delay_us: float = setting(
         1.0,
         "--notify-delay-us",
         help="adaptive: delay of a congestion notification in us.",
         group=BALANCING,
-        record="notify_delay_us",
         config="notify_delay_us",
         finite="non-negative",
     )
@@ -649,7 +644,7 @@ def resolved(options: SimOptions) -> tuple[SimOptions, list[str]]:
         warmup=options.warmup or preset.warmup,
         link_gbps=options.link_gbps or preset.link_gbps,
         mtu=options.mtu or preset.mtu or 9000,
-        min_rto=options.min_rto or preset.min_rto_us or 1000.0,
+        min_rto_us=options.min_rto_us or preset.min_rto_us or 1000.0,
     )
     _check_workload(run)
     return run, schemes
@@ -730,3 +725,10 @@ def record(run: SimOptions, head: dict[str, Any], warmup_ps: int) -> dict[str, A
         parameters["size"] = None
     parameters["warmup_us"] = warmup_ps / 1e6
     return parameters
+
+
+def check_run(options: SimOptions) -> None:
+    """Refuse settings `fatpaths simulate` would refuse before it simulates (a sweep checks
+    each of its runs so when it loads)."""
+    run, _ = resolved(options)
+    sim_config(run, None, 0)

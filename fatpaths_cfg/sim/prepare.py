@@ -57,7 +57,7 @@ class PreparedRun:
 
 
 def latency_ps(options: SimOptions) -> int:
-    return round(options.latency * 1e6)
+    return round(options.latency_us * 1e6)
 
 
 NetworkSource = Callable[[SimOptions], tuple[SimNetwork, str]]
