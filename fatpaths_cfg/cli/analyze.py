@@ -34,113 +34,138 @@ def _place(out: Path, results: Path | None, folder: str, force: bool) -> Results
     return ResultsPlace(results or out / folder, out, force)
 
 
+OPT_OUT = typer.Argument(..., help="Compiled output directory.")
+OPT_TRAFFIC = typer.Option(
+    "uniform,permutation,off-diagonal",
+    "--traffic",
+    help=f"Comma-separated patterns: {', '.join(PATTERNS)}.",
+)
+OPT_SCHEMES = typer.Option(
+    ",".join(SCHEMES),
+    "--schemes",
+    help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
+)
+OPT_OFFSET = typer.Option(
+    None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
+)
+OPT_PAIRS = typer.Option(
+    500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."
+)
+OPT_QUADRUPLES = typer.Option(
+    100,
+    "--quadruples",
+    min=0,
+    help="Switch quadruples (a, b, c, d) sampled for path interference.",
+)
+OPT_EXACT_SAMPLES = typer.Option(
+    20,
+    "--exact-samples",
+    min=0,
+    help="Samples on which c_l and interference over all paths are also solved exactly.",
+)
+OPT_PATH_CAP = typer.Option(
+    20_000,
+    "--path-cap",
+    min=1,
+    help="Skip an exact sample with more candidate paths than this.",
+)
+OPT_COLLISION_PERMUTATIONS = typer.Option(
+    20,
+    "--collision-permutations",
+    min=0,
+    help="Random host permutations for the collision histogram.",
+)
+OPT_SEED = typer.Option(
+    1,
+    "--seed",
+    help="Seed of every random choice (sampled pairs, traffic, failures, permutations).",
+)
+OPT_RESULTS = typer.Option(
+    None,
+    "--results",
+    help="Where to write analysis.json and analysis.png (default OUT/analysis; "
+    "OUT/failures, OUT/planes, OUT/convergence for those).",
+)
+OPT_CONVERGENCE = typer.Option(
+    False,
+    "--convergence",
+    help="Instead: adaptive-routing convergence of a compiled two-level Clos, model and "
+    "simulation against r for p=1 and p=2 (writes OUT/convergence).",
+)
+OPT_PERMUTATIONS = typer.Option(
+    200, "--permutations", help="Random permutations per point (--convergence)."
+)
+OPT_MAX_ITERATIONS = typer.Option(
+    20_000, "--max-iterations", help="Iteration cap per permutation (--convergence)."
+)
+OPT_PLANES = typer.Option(
+    False,
+    "--planes",
+    help="Instead: parallel dataplanes (P-Net), MAT per scheme and K for permutation and "
+    "all-to-all, and hop count under random link failures (writes OUT/planes).",
+)
+OPT_PLANE_SCHEMES = typer.Option(
+    "mcf,ecmp,ksp,ksp-total,fatpaths",
+    "--plane-schemes",
+    help="Comma-separated (--planes): mcf, ecmp, ksp, ksp-total, fatpaths.",
+)
+OPT_K_VALUES = typer.Option(
+    "1,2,4,8", "--k", help="Comma-separated K values of ksp and ksp-total (--planes)."
+)
+OPT_FAILURE_SHARES = typer.Option(
+    "0,0.1,0.2,0.3,0.4,0.5",
+    "--failure-shares",
+    help="Comma-separated shares of links failed (--planes).",
+)
+OPT_TRIALS = typer.Option(5, "--trials", min=1, help="Failure draws per share (--planes).")
+OPT_FAILURES = typer.Option(
+    False,
+    "--failures",
+    help="Instead: failure what-if of the static routes: every single cable, switch (and "
+    "plane) failed, then k = 2..K random failures; host pairs keeping >= 1 and >= 2 "
+    "working layers (writes OUT/failures).",
+)
+OPT_K_MAX = typer.Option(
+    3, "--k-max", min=1, help="Random failures up to k = K at once (--failures)."
+)
+OPT_SAMPLES = typer.Option(100, "--samples", min=1, help="Random draws per k (--failures).")
+OPT_RANDOM_KIND = typer.Option(
+    "cables",
+    "--random",
+    help="What random failures fail (--failures): cables, switches or any.",
+)
+OPT_WORST = typer.Option(10, "--worst", min=0, help="Worst single failures named (--failures).")
+OPT_FORCE = typer.Option(
+    False, "--force", help="Replace --results DIR even if fatpaths did not write it."
+)
+
+
 def analyze_command(
-    out: Path = typer.Argument(..., help="Compiled output directory."),
-    traffic: str = typer.Option(
-        "uniform,permutation,off-diagonal",
-        "--traffic",
-        help=f"Comma-separated patterns: {', '.join(PATTERNS)}.",
-    ),
-    schemes: str = typer.Option(
-        ",".join(SCHEMES),
-        "--schemes",
-        help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
-    ),
-    offset: int | None = typer.Option(
-        None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
-    ),
-    pairs: int = typer.Option(
-        500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."
-    ),
-    quadruples: int = typer.Option(
-        100,
-        "--quadruples",
-        min=0,
-        help="Switch quadruples (a, b, c, d) sampled for path interference.",
-    ),
-    exact_samples: int = typer.Option(
-        20,
-        "--exact-samples",
-        min=0,
-        help="Samples on which c_l and interference over all paths are also solved exactly.",
-    ),
-    path_cap: int = typer.Option(
-        20_000,
-        "--path-cap",
-        min=1,
-        help="Skip an exact sample with more candidate paths than this.",
-    ),
-    collision_permutations: int = typer.Option(
-        20,
-        "--collision-permutations",
-        min=0,
-        help="Random host permutations for the collision histogram.",
-    ),
-    seed: int = typer.Option(
-        1,
-        "--seed",
-        help="Seed of every random choice (sampled pairs, traffic, failures, permutations).",
-    ),
-    results: Path | None = typer.Option(
-        None,
-        "--results",
-        help="Where to write analysis.json and analysis.png (default OUT/analysis; "
-        "OUT/failures, OUT/planes, OUT/convergence for those).",
-    ),
-    convergence: bool = typer.Option(
-        False,
-        "--convergence",
-        help="Instead: adaptive-routing convergence of a compiled two-level Clos, model and "
-        "simulation against r for p=1 and p=2 (writes OUT/convergence).",
-    ),
-    permutations: int = typer.Option(
-        200, "--permutations", help="Random permutations per point (--convergence)."
-    ),
-    max_iterations: int = typer.Option(
-        20_000, "--max-iterations", help="Iteration cap per permutation (--convergence)."
-    ),
-    planes: bool = typer.Option(
-        False,
-        "--planes",
-        help="Instead: parallel dataplanes (P-Net), MAT per scheme and K for permutation and "
-        "all-to-all, and hop count under random link failures (writes OUT/planes).",
-    ),
-    plane_schemes: str = typer.Option(
-        "mcf,ecmp,ksp,ksp-total,fatpaths",
-        "--plane-schemes",
-        help="Comma-separated (--planes): mcf, ecmp, ksp, ksp-total, fatpaths.",
-    ),
-    k_values: str = typer.Option(
-        "1,2,4,8", "--k", help="Comma-separated K values of ksp and ksp-total (--planes)."
-    ),
-    failure_shares: str = typer.Option(
-        "0,0.1,0.2,0.3,0.4,0.5",
-        "--failure-shares",
-        help="Comma-separated shares of links failed (--planes).",
-    ),
-    trials: int = typer.Option(5, "--trials", min=1, help="Failure draws per share (--planes)."),
-    failures: bool = typer.Option(
-        False,
-        "--failures",
-        help="Instead: failure what-if of the static routes: every single cable, switch (and "
-        "plane) failed, then k = 2..K random failures; host pairs keeping >= 1 and >= 2 "
-        "working layers (writes OUT/failures).",
-    ),
-    k_max: int = typer.Option(
-        3, "--k-max", min=1, help="Random failures up to k = K at once (--failures)."
-    ),
-    samples: int = typer.Option(100, "--samples", min=1, help="Random draws per k (--failures)."),
-    random_kind: str = typer.Option(
-        "cables",
-        "--random",
-        help="What random failures fail (--failures): cables, switches or any.",
-    ),
-    worst: int = typer.Option(
-        10, "--worst", min=0, help="Worst single failures named (--failures)."
-    ),
-    force: bool = typer.Option(
-        False, "--force", help="Replace --results DIR even if fatpaths did not write it."
-    ),
+    out: Path = OPT_OUT,
+    traffic: str = OPT_TRAFFIC,
+    schemes: str = OPT_SCHEMES,
+    offset: int | None = OPT_OFFSET,
+    pairs: int = OPT_PAIRS,
+    quadruples: int = OPT_QUADRUPLES,
+    exact_samples: int = OPT_EXACT_SAMPLES,
+    path_cap: int = OPT_PATH_CAP,
+    collision_permutations: int = OPT_COLLISION_PERMUTATIONS,
+    seed: int = OPT_SEED,
+    results: Path | None = OPT_RESULTS,
+    convergence: bool = OPT_CONVERGENCE,
+    permutations: int = OPT_PERMUTATIONS,
+    max_iterations: int = OPT_MAX_ITERATIONS,
+    planes: bool = OPT_PLANES,
+    plane_schemes: str = OPT_PLANE_SCHEMES,
+    k_values: str = OPT_K_VALUES,
+    failure_shares: str = OPT_FAILURE_SHARES,
+    trials: int = OPT_TRIALS,
+    failures: bool = OPT_FAILURES,
+    k_max: int = OPT_K_MAX,
+    samples: int = OPT_SAMPLES,
+    random_kind: str = OPT_RANDOM_KIND,
+    worst: int = OPT_WORST,
+    force: bool = OPT_FORCE,
 ) -> None:
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
 
@@ -177,19 +202,7 @@ def analyze_command(
             max_iterations,
         )
         return
-    pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
-    scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
-    for value, known, flag in (
-        (pattern_list, PATTERNS, "--traffic"),
-        (scheme_list, SCHEMES, "--schemes"),
-    ):
-        unknown = [v for v in value if v not in known]
-        if unknown:
-            console.print(
-                f"error: {flag}: unknown {', '.join(unknown)} (one of {', '.join(known)})",
-                style="red",
-            )
-            raise typer.Exit(2)
+    pattern_list, scheme_list = _names(traffic, schemes)
     place = _place(out, results, "analysis", force)
     target = place.target
     run_or_exit(place.check)
@@ -214,6 +227,29 @@ def analyze_command(
     tree.add_bytes("analysis.png", plot(result))
     tree.add_bytes("path_metrics.png", metrics_plot(result["path_metrics"], result["fabric"]))
     run_or_exit(lambda: place.commit(tree))
+    _print_analysis(result, scheme_list, target)
+
+
+def _names(traffic: str, schemes: str) -> tuple[list[str], list[str]]:
+    """--traffic and --schemes as lists of known names; an unknown one exits 2."""
+    pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
+    scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
+    for value, known, flag in (
+        (pattern_list, PATTERNS, "--traffic"),
+        (scheme_list, SCHEMES, "--schemes"),
+    ):
+        unknown = [v for v in value if v not in known]
+        if unknown:
+            console.print(
+                f"error: {flag}: unknown {', '.join(unknown)} (one of {', '.join(known)})",
+                style="red",
+            )
+            raise typer.Exit(2)
+    return pattern_list, scheme_list
+
+
+def _print_analysis(result: dict[str, Any], scheme_list: list[str], target: Path) -> None:
+    """The MAT table, the diversity and path-metric lines, and where the files went."""
     table = make_table(f"max achievable throughput, share of line rate: {result['fabric']}")
     table.add_column("traffic")
     for scheme in scheme_list:

@@ -20,51 +20,60 @@ def default_output(inventory: Path, fabric_name: str | None = None) -> Path:
     return Path("out") / (fabric_name or inventory.stem)
 
 
+OPT_INVENTORY = typer.Argument(..., help="Inventory YAML (wiring or generator spec).")
+OPT_OUT = typer.Option(None, "-o", "--out", help="Output directory (default: out/<fabric name>).")
+OPT_SEED = typer.Option(None, "--seed", help="Override routing.seed.")
+OPT_PLATFORM = typer.Option(
+    None,
+    "--platform",
+    help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
+    "default: each switch's platform from the inventory).",
+)
+OPT_LIMIT = typer.Option(
+    None,
+    "--limit",
+    help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
+    "the other files of an earlier output are kept.",
+)
+OPT_FORCE = typer.Option(
+    False,
+    "--force",
+    help="Replace the output directory even if it is not an earlier fatpaths output "
+    "or holds files fatpaths did not write.",
+)
+OPT_BATFISH = typer.Option(
+    False,
+    "--batfish",
+    help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
+)
+OPT_JOBS = typer.Option(
+    None,
+    "-j",
+    "--jobs",
+    min=1,
+    help="Processes that render and write the output (default: one per CPU); any number "
+    "gives the same files.",
+)
+OPT_KEEP_LAYERS = typer.Option(
+    None,
+    "--keep-layers",
+    metavar="OLD_OUT",
+    help="Carry the sparse layers of an earlier output over: removed cables leave them, "
+    "new cables join by their name's draw, a layer is repaired only where it no longer "
+    "connects. Keeps a change small for every layer algorithm.",
+)
+
+
 def compile_command(
-    inventory: Path = typer.Argument(..., help="Inventory YAML (wiring or generator spec)."),
-    out: Path | None = typer.Option(
-        None, "-o", "--out", help="Output directory (default: out/<fabric name>)."
-    ),
-    seed: int | None = typer.Option(None, "--seed", help="Override routing.seed."),
-    platform: str | None = typer.Option(
-        None,
-        "--platform",
-        help=f"Render these platforms for every switch, e.g. eos,frr ({', '.join(PLATFORMS)}; "
-        "default: each switch's platform from the inventory).",
-    ),
-    limit: str | None = typer.Option(
-        None,
-        "--limit",
-        help="Render configs and host plans of these switches only, e.g. sw1,sw2; "
-        "the other files of an earlier output are kept.",
-    ),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        help="Replace the output directory even if it is not an earlier fatpaths output "
-        "or holds files fatpaths did not write.",
-    ),
-    batfish: bool = typer.Option(
-        False,
-        "--batfish",
-        help="Also write the Batfish snapshot (OUT/batfish/) that verify --batfish reads.",
-    ),
-    jobs: int | None = typer.Option(
-        None,
-        "-j",
-        "--jobs",
-        min=1,
-        help="Processes that render and write the output (default: one per CPU); any number "
-        "gives the same files.",
-    ),
-    keep_layers: Path | None = typer.Option(
-        None,
-        "--keep-layers",
-        metavar="OLD_OUT",
-        help="Carry the sparse layers of an earlier output over: removed cables leave them, "
-        "new cables join by their name's draw, a layer is repaired only where it no longer "
-        "connects. Keeps a change small for every layer algorithm.",
-    ),
+    inventory: Path = OPT_INVENTORY,
+    out: Path | None = OPT_OUT,
+    seed: int | None = OPT_SEED,
+    platform: str | None = OPT_PLATFORM,
+    limit: str | None = OPT_LIMIT,
+    force: bool = OPT_FORCE,
+    batfish: bool = OPT_BATFISH,
+    jobs: int | None = OPT_JOBS,
+    keep_layers: Path | None = OPT_KEEP_LAYERS,
 ) -> None:
     """Compile an inventory into layers, forwarding tables, configs and host plans."""
     from rich.progress import (

@@ -24,66 +24,83 @@ if TYPE_CHECKING:
     from fatpaths_cfg.deploy.push import DeployOptions, SwitchResult
 
 
+OPT_OUT = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")
+OPT_LIMIT = typer.Option(None, "--limit", help="Only these switches, e.g. sw1,sw2.")
+OPT_DEVICES = typer.Option(
+    None, "--devices", help="Devices file: address, port, user and secret per switch."
+)
+OPT_DRY_RUN = typer.Option(
+    False, "--dry-run", help="Show the running config against the candidate, change nothing."
+)
+OPT_COMMIT = typer.Option(
+    True, "--commit/--no-commit", help="--no-commit leaves the candidate staged on the device."
+)
+OPT_CONFIRM_IN = typer.Option(
+    None,
+    "--confirm",
+    min=1,
+    metavar="SECONDS",
+    help="Switches roll themselves back after SECONDS unless --confirm-commit follows.",
+)
+OPT_CONFIRM_COMMIT = typer.Option(
+    False, "--confirm-commit", help="Confirm the pending --confirm commit, push nothing."
+)
+OPT_CHECK_CABLING = typer.Option(
+    False,
+    "--check-cabling",
+    help="Compare LLDP neighbours to the inventory first; push "
+    "nothing if any link is missing, swapped or extra.",
+)
+OPT_PARALLEL = typer.Option(4, "--parallel", min=1, help="Switches deployed at once.")
+OPT_VERIFY_TIMEOUT = typer.Option(
+    15.0, "--verify-timeout", help="Seconds to wait for the compiled routes to be installed."
+)
+OPT_FRR_DIR = typer.Option(None, "--frr-dir", help="FRR config dir on the device.")
+OPT_STATE_DIR = typer.Option(
+    None, "--state-dir", help="Where the device keeps its script, candidate and rollback."
+)
+OPT_VTY_SOCKET = typer.Option(
+    None, "--vty-socket", help="vtysh --vty_socket on the device (FRR in its own paths)."
+)
+OPT_FROM_OLD = typer.Option(
+    None,
+    "--from",
+    metavar="OLD_OUT",
+    help="The compiled output the fabric runs now: change it to OUT in the plan's "
+    "loop-free rounds, each read back and walked before the next (frr, linux).",
+)
+OPT_ON_FAILURE = typer.Option(
+    "rollback",
+    "--on-failure",
+    help="With --from, when a round fails: rollback (undo every round, exit 1) or hold "
+    "(undo the failed round only, keep the last verified one, exit 1).",
+)
+
+
 def deploy_command(
-    out: Path = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`)."),
-    limit: str | None = typer.Option(None, "--limit", help="Only these switches, e.g. sw1,sw2."),
-    devices: Path | None = typer.Option(
-        None, "--devices", help="Devices file: address, port, user and secret per switch."
-    ),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Show the running config against the candidate, change nothing."
-    ),
+    out: Path = OPT_OUT,
+    limit: str | None = OPT_LIMIT,
+    devices: Path | None = OPT_DEVICES,
+    dry_run: bool = OPT_DRY_RUN,
     username: str | None = access.USERNAME,
     password_env: str | None = access.PASSWORD_ENV,
     password_file: Path | None = access.PASSWORD_FILE,
     key_file: Path | None = access.KEY_FILE,
     known_hosts: Path | None = access.KNOWN_HOSTS,
     port: int | None = access.PORT,
-    commit: bool = typer.Option(
-        True, "--commit/--no-commit", help="--no-commit leaves the candidate staged on the device."
-    ),
-    confirm_in: int | None = typer.Option(
-        None,
-        "--confirm",
-        min=1,
-        metavar="SECONDS",
-        help="Switches roll themselves back after SECONDS unless --confirm-commit follows.",
-    ),
-    confirm_commit: bool = typer.Option(
-        False, "--confirm-commit", help="Confirm the pending --confirm commit, push nothing."
-    ),
-    check_cabling: bool = typer.Option(
-        False,
-        "--check-cabling",
-        help="Compare LLDP neighbours to the inventory first; push "
-        "nothing if any link is missing, swapped or extra.",
-    ),
-    parallel: int = typer.Option(4, "--parallel", min=1, help="Switches deployed at once."),
+    commit: bool = OPT_COMMIT,
+    confirm_in: int | None = OPT_CONFIRM_IN,
+    confirm_commit: bool = OPT_CONFIRM_COMMIT,
+    check_cabling: bool = OPT_CHECK_CABLING,
+    parallel: int = OPT_PARALLEL,
     timeout: int = access.TIMEOUT,
-    verify_timeout: float = typer.Option(
-        15.0, "--verify-timeout", help="Seconds to wait for the compiled routes to be installed."
-    ),
-    frr_dir: str | None = typer.Option(None, "--frr-dir", help="FRR config dir on the device."),
-    state_dir: str | None = typer.Option(
-        None, "--state-dir", help="Where the device keeps its script, candidate and rollback."
-    ),
-    vty_socket: str | None = typer.Option(
-        None, "--vty-socket", help="vtysh --vty_socket on the device (FRR in its own paths)."
-    ),
+    verify_timeout: float = OPT_VERIFY_TIMEOUT,
+    frr_dir: str | None = OPT_FRR_DIR,
+    state_dir: str | None = OPT_STATE_DIR,
+    vty_socket: str | None = OPT_VTY_SOCKET,
     lldp_socket: str | None = access.LLDP_SOCKET,
-    from_old: Path | None = typer.Option(
-        None,
-        "--from",
-        metavar="OLD_OUT",
-        help="The compiled output the fabric runs now: change it to OUT in the plan's "
-        "loop-free rounds, each read back and walked before the next (frr, linux).",
-    ),
-    on_failure: str = typer.Option(
-        "rollback",
-        "--on-failure",
-        help="With --from, when a round fails: rollback (undo every round, exit 1) or hold "
-        "(undo the failed round only, keep the last verified one, exit 1).",
-    ),
+    from_old: Path | None = OPT_FROM_OLD,
+    on_failure: str = OPT_ON_FAILURE,
 ) -> None:
     """Push compiled configs: diff against the running config, commit, read the routing tables
     back (prefixes and next hops), roll a switch back on any difference."""

@@ -26,37 +26,52 @@ def _numbers(text: str, kind: type, flag: str) -> tuple[Any, ...]:
         ) from None
 
 
+OPT_INVENTORY = typer.Argument(..., help="Inventory YAML to tune.")
+OPT_MAX_ROUTES = typer.Option(
+    None, "--max-routes", min=1, help="Routes a switch can hold (FIB entries)."
+)
+OPT_MAX_VLANS = typer.Option(
+    None, "--max-vlans", min=0, help="VLAN ids a switch can give the layers."
+)
+OPT_MAX_ADDRESS_BITS = typer.Option(
+    None, "--max-address-bits", min=1, help="Bits of the host pool for layer+switch+host."
+)
+OPT_METRIC = typer.Option(
+    "mat", "--metric", help="mat (analyze, higher is better) or fct_p99_us (simulate)."
+)
+OPT_SWEEP_FILE = typer.Option(
+    None, "--sweep", help="Sweep YAML to run (or resume) and choose from."
+)
+OPT_RESULTS = typer.Option(
+    None,
+    "--results",
+    help="Results folder to choose from; without --sweep, one that holds results is read "
+    "as is, and tune's own sweep runs into one that does not.",
+)
+OPT_LAYERS = typer.Option("1,2,4,8", "--layers", help="Layer counts of tune's own sweep.")
+OPT_RHO = typer.Option("0.5,0.7", "--rho", help="rho values of tune's own sweep.")
+OPT_ALGORITHMS = typer.Option("random", "--algorithms", help="Layer algorithms to try.")
+OPT_OUT = typer.Option(
+    None, "-o", "--out", help="Tuned inventory to write (default: INVENTORY-tuned.yaml)."
+)
+OPT_SCHEDULER = typer.Option(None, "--scheduler", help=SCHEDULER_HELP)
+OPT_WORKERS = typer.Option(None, "--workers", min=1, help="Local worker processes.")
+
+
 def tune_command(
-    inventory: Path = typer.Argument(..., help="Inventory YAML to tune."),
-    max_routes: int | None = typer.Option(
-        None, "--max-routes", min=1, help="Routes a switch can hold (FIB entries)."
-    ),
-    max_vlans: int | None = typer.Option(
-        None, "--max-vlans", min=0, help="VLAN ids a switch can give the layers."
-    ),
-    max_address_bits: int | None = typer.Option(
-        None, "--max-address-bits", min=1, help="Bits of the host pool for layer+switch+host."
-    ),
-    metric: str = typer.Option(
-        "mat", "--metric", help="mat (analyze, higher is better) or fct_p99_us (simulate)."
-    ),
-    sweep_file: Path | None = typer.Option(
-        None, "--sweep", help="Sweep YAML to run (or resume) and choose from."
-    ),
-    results: Path | None = typer.Option(
-        None,
-        "--results",
-        help="Results folder to choose from; without --sweep, one that holds results is read "
-        "as is, and tune's own sweep runs into one that does not.",
-    ),
-    layers: str = typer.Option("1,2,4,8", "--layers", help="Layer counts of tune's own sweep."),
-    rho: str = typer.Option("0.5,0.7", "--rho", help="rho values of tune's own sweep."),
-    algorithms: str = typer.Option("random", "--algorithms", help="Layer algorithms to try."),
-    out: Path | None = typer.Option(
-        None, "-o", "--out", help="Tuned inventory to write (default: INVENTORY-tuned.yaml)."
-    ),
-    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
-    workers: int | None = typer.Option(None, "--workers", min=1, help="Local worker processes."),
+    inventory: Path = OPT_INVENTORY,
+    max_routes: int | None = OPT_MAX_ROUTES,
+    max_vlans: int | None = OPT_MAX_VLANS,
+    max_address_bits: int | None = OPT_MAX_ADDRESS_BITS,
+    metric: str = OPT_METRIC,
+    sweep_file: Path | None = OPT_SWEEP_FILE,
+    results: Path | None = OPT_RESULTS,
+    layers: str = OPT_LAYERS,
+    rho: str = OPT_RHO,
+    algorithms: str = OPT_ALGORITHMS,
+    out: Path | None = OPT_OUT,
+    scheduler: str | None = OPT_SCHEDULER,
+    workers: int | None = OPT_WORKERS,
 ) -> None:
     """Pick the best (layers, rho, algorithm) under hardware limits; write a tuned inventory."""
     from fatpaths_cfg.errors import UserErrors
