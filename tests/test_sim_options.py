@@ -155,3 +155,14 @@ def test_a_sweep_setting_changes_the_run_as_the_option_does(tmp_path: Path) -> N
     assert all(row["status"] == "ok" for row in rows.values()), rows
     # Two-packet queues drop and retransmit; 64-packet ones do not: a slower tail.
     assert rows[2]["fct_p99_us"] > rows[64]["fct_p99_us"]
+
+
+def test_a_setting_is_named_as_its_flag() -> None:
+    """A sweep key reads as the flag it sets: `--red-min` is `red_min`."""
+    renamed = {"arrival_rate": "--lambda", "results_dir": "--output"}
+    for item in setting_fields():
+        flags = [f.split("/")[0] for f in item.metadata["flags"] if f.startswith("--")]
+        if not flags:
+            continue
+        expected = renamed.get(item.name, "--" + item.name.replace("_", "-"))
+        assert flags[0] == expected, item.name
