@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from fatpaths_cfg.cli.common import PanelledCommand, run_or_exit
+from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.console import make_console, make_progress, make_table
 from fatpaths_cfg.output import check_owned_file
 from fatpaths_cfg.sim.htsim import MATRIX_SIGNATURE, write_connection_matrix
@@ -105,9 +106,15 @@ def simulate_command(**settings: Any) -> None:
 
 def _fabric(options: SimOptions) -> tuple[SimNetwork, str]:
     """The fabric OUT or --generate names; an inventory is compiled in memory."""
+    return load_sim_network(options, _compile_inventory)
+
+
+def _compile_inventory(inventory: Path, seed: int) -> CompiledFabric:
+    # Imported only for an inventory: the compiler's modules (pydantic's inventory schema
+    # among them) are most of a small simulation's start-up.
     from fatpaths_cfg import api
 
-    return load_sim_network(options, api.compile_fabric)
+    return api.compile_fabric(inventory, seed)
 
 
 def _run_scheme(prepared: PreparedRun, scheme: str) -> SimResult:
