@@ -31,8 +31,7 @@ def topo_generate(
     """Write a wiring inventory for a generated topology."""
     import yaml
 
-    from fatpaths_cfg.block_yaml import dump_block_yaml
-    from fatpaths_cfg.inventory.expand import planes_wiring, run_plane_generators
+    from fatpaths_cfg.inventory.expand import GENERATED_INVENTORY, generated_inventory
     from fatpaths_cfg.output import write_owned_file
 
     params: dict[str, Any] = {}
@@ -48,27 +47,15 @@ def topo_generate(
             err_console.print(f"error: --param {item!r}: {value!r} is not a plain YAML value")
             raise typer.Exit(EXIT_USER_ERROR) from None
     params["seed"] = seed
-    # `--param planes=N` (and heterogeneous=true) writes parallel planes.
-    planes = run_or_exit(
-        lambda: run_plane_generators(kind, params, "<command line>", lambda _: 0, "--param")
+    made_by = f"{kind} {' '.join(param)} --seed {seed}"
+    text, planes = run_or_exit(
+        lambda: generated_inventory(kind, params, name, DEFAULT_PLATFORM, made_by)
     )
-    fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
-    data = {
-        "fabric": fabric_name,
-        "defaults": {"platform": DEFAULT_PLATFORM, "link_speed": "100G"},
-        **planes_wiring(planes),
-    }
-    header = f"{GENERATED_INVENTORY} {kind} {' '.join(param)} --seed {seed}\n"
-    text = header + dump_block_yaml(data)
     run_or_exit(lambda: write_owned_file(out, text, GENERATED_INVENTORY, force))
     console.print(
         f"wrote {out}: {sum(len(t.switch_names) for t in planes)} switches, "
         f"{sum(len(t.edges) for t in planes)} links, {sum(planes[0].hosts_per_switch)} hosts"
     )
-
-
-# First line of a generated inventory: what made it, and what lets a rerun overwrite it.
-GENERATED_INVENTORY = "# Written by fatpaths topo generate:"
 
 
 def topo_show(
