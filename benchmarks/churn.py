@@ -361,7 +361,7 @@ def extract_ref(ref: str, into: Path, native: Path | None) -> Path:
 
 
 def generate(kind: str, params: list[str], target: Path) -> Path:
-    from fatpaths_cfg.compile_commands import topo_generate
+    from fatpaths_cfg.cli.topo import topo_generate
 
     topo_generate(kind, params, target, None, 1, True)
     return target

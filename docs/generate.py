@@ -156,10 +156,16 @@ def commands_page() -> str:
             if record is None:
                 continue
             names, text = record
-            rows.append((names, "option", text.replace("|", "\\|"), ""))
+            panel = getattr(param, "rich_help_panel", None) or ""
+            rows.append((names, "option", text.replace("|", "\\|"), panel))
         if rows:
             lines += ["| argument or option | description |", "|---|---|"]
-            for names, kind, text, _ in rows:
+            shown_panel = ""
+            for names, kind, text, panel in rows:
+                # A command that groups its options (simulate) shows each group's heading.
+                if panel and panel != shown_panel:
+                    lines.append(f"| **{panel} options** | |")
+                    shown_panel = panel
                 shown = names if kind == "option" else f"{names} (argument)"
                 lines.append(f"| `{shown}` | {' '.join(text.split())} |")
             lines.append("")

@@ -23,11 +23,15 @@ class UserError:
 
     def __str__(self) -> str:
         location = f"{self.file}:{self.line}" if self.line > 0 else self.file
-        text = (
-            f"{location}: {self.field}: {self.message}"
-            if self.field
-            else (f"{location}: {self.message}")
-        )
+        if not location:
+            # A problem that names its own place (`--size 3XB: ...`) is printed as it is.
+            text = f"{self.field}: {self.message}" if self.field else self.message
+        else:
+            text = (
+                f"{location}: {self.field}: {self.message}"
+                if self.field
+                else (f"{location}: {self.message}")
+            )
         return f"{text} ({self.hint})" if self.hint else text
 
 

@@ -43,7 +43,7 @@ def _earlier(compiled: CompiledFabric) -> EarlierCompile:
 @pytest.fixture(scope="module")
 def slimfly5(tmp_path_factory: pytest.TempPathFactory) -> LoadedInventory:
     """Slim Fly q=5 with its wiring written out, so that single cables can be removed."""
-    from fatpaths_cfg.compile_commands import topo_generate
+    from fatpaths_cfg.cli.topo import topo_generate
 
     path = tmp_path_factory.mktemp("sf5") / "sf5.yaml"
     topo_generate("slimfly", ["q=5"], path, None, 1, False)

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.deploy import commands as deploy_commands
+from fatpaths_cfg.deploy import report as deploy_report
 from fatpaths_cfg.deploy.devices import Access, load_device_book
 from fatpaths_cfg.deploy.frr_driver import FrrDriver, frr_config_lines
 from fatpaths_cfg.deploy.push import DeployReport, SwitchResult, driver_class, plan_targets
@@ -35,7 +35,7 @@ INITIAL_CONF = b"hostname leaf1\n!\n"
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rich wraps at 80 columns under CliRunner; messages are asserted unbroken."""
-    monkeypatch.setattr(deploy_commands.console, "width", 250)
+    monkeypatch.setattr(deploy_report.console, "width", 250)
 
 
 @pytest.fixture
@@ -522,7 +522,7 @@ def test_switches_without_mgmt_are_skipped_and_targets_are_planned(
 
 def test_result_table_never_cuts_names_or_states(monkeypatch: pytest.MonkeyPatch) -> None:
     narrow = Console(width=60, record=True)
-    monkeypatch.setattr(deploy_commands, "console", narrow)
+    monkeypatch.setattr(deploy_report, "console", narrow)
     name = "spine-row12-rack07-unit42-left"
     report = DeployReport(
         [
@@ -535,7 +535,7 @@ def test_result_table_never_cuts_names_or_states(monkeypatch: pytest.MonkeyPatch
             )
         ]
     )
-    deploy_commands.print_report(report)
+    deploy_report.print_report(report)
     text = narrow.export_text()
     assert name in text and "rolled back" in text and "198.18.200.2:2222" in text
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.deploy import commands as deploy_commands
+from fatpaths_cfg.deploy import report as deploy_report
 from fatpaths_cfg.lab import frr
 from fatpaths_cfg.lab.names import RUNTIME_ROOT
 from fatpaths_cfg.lab.netns import existing_netns
@@ -34,7 +34,7 @@ SWITCHES = [f"leaf{i}" for i in range(1, 7)]
 
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_commands.console, "width", 250)
+    monkeypatch.setattr(deploy_report.console, "width", 250)
 
 
 @dataclass(frozen=True)

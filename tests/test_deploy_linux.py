@@ -15,14 +15,14 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.deploy import commands as deploy_commands
+from fatpaths_cfg.deploy import report as deploy_report
 
 PORTS = [f"Ethernet{i}" for i in range(1, 7)]
 
 
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_commands.console, "width", 250)
+    monkeypatch.setattr(deploy_report.console, "width", 250)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.deploy import commands as deploy_commands
+from fatpaths_cfg.deploy import report as deploy_report
 from fatpaths_cfg.deploy.cabling import CablingProblem, compare_cabling
 from fatpaths_cfg.deploy.linux_box import lldp_neighbors
 
@@ -40,7 +40,7 @@ routing: {layers: 2, rho: 0.8, seed: 3}
 
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_commands.console, "width", 250)
+    monkeypatch.setattr(deploy_report.console, "width", 250)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
-from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.failures import (
     PathIndex,
     elements_of,
@@ -25,6 +24,7 @@ from fatpaths_cfg.analysis.failures import (
     single_failures,
     worst,
 )
+from fatpaths_cfg.cli.analyze import add_commands
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch
 

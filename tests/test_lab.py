@@ -20,7 +20,7 @@ from lab_fixtures import compiled_lab_output, require_lab, torn_down_after
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
-from fatpaths_cfg.lab.commands import add_commands
+from fatpaths_cfg.cli.lab import add_commands
 from fatpaths_cfg.lab.lifecycle import down
 from fatpaths_cfg.lab.names import lab_id
 from fatpaths_cfg.lab.netns import existing_netns

@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from fatpaths_cfg.lab.commands import add_commands
+from fatpaths_cfg.cli.lab import add_commands
 from fatpaths_cfg.lab.mptcp import pick_demo, run_demo
 from fatpaths_cfg.lab.netns import LabWaitError, run
 from fatpaths_cfg.lab.plan import LabPlan, build_plan

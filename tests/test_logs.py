@@ -191,7 +191,7 @@ def test_help_and_usage_errors_import_no_feature_area_numpy_or_rich(argv: list[s
         f"sys.argv = ['fatpaths', *{argv!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('numpy', 'scipy', 'rich', 'fatpaths_cfg.api',"
-        " 'fatpaths_cfg.sim.commands') if m in sys.modules]\n"
+        " 'fatpaths_cfg.cli.simulate', 'fatpaths_cfg.sim.run') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
     result = subprocess.run(
@@ -237,7 +237,7 @@ def test_numpy_starts_one_blas_thread_unless_the_user_says(given: str | None, ke
 
 
 def test_the_lazy_command_list_says_what_each_command_says() -> None:
-    from fatpaths_cfg.commands import FEATURE_COMMANDS, feature_command
+    from fatpaths_cfg.cli.common import FEATURE_COMMANDS, feature_command
 
     for name, (_, short_help) in FEATURE_COMMANDS.items():
         assert shown_short_help(feature_command(name)) == short_help

@@ -16,7 +16,6 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
-from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.disjoint import (
     Graph,
     enumerate_paths,
@@ -36,6 +35,7 @@ from fatpaths_cfg.analysis.path_metrics import (
     total_network_load,
 )
 from fatpaths_cfg.analysis.paths import links_of
+from fatpaths_cfg.cli.analyze import add_commands
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.compiled.paths import Path
 from fatpaths_cfg.topologies import generate

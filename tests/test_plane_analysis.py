@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.analysis import planes as planes_module
-from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.plane_failures import best_plane_hops, hops_under_failures
 from fatpaths_cfg.analysis.plane_report import PlaneStudy, study_planes
 from fatpaths_cfg.analysis.plane_throughput import (
@@ -28,6 +27,7 @@ from fatpaths_cfg.analysis.plane_throughput import (
     plane_traffic,
 )
 from fatpaths_cfg.analysis.planes import PlaneSet, jellyfish_planes, plane_set_from_fabric
+from fatpaths_cfg.cli.analyze import add_commands
 from fatpaths_cfg.compiled import load_compiled
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
-from fatpaths_cfg.analysis.commands import analyze
 from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
 from fatpaths_cfg.analysis.path_metrics_report import routed_network
+from fatpaths_cfg.analysis.run import analyze
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.stable_hash import stream

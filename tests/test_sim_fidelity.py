@@ -10,8 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from fatpaths_cfg.cli.simulate import add_commands
 from fatpaths_cfg.sim import SimConfig, make_workload, network_from_topology, simulate
-from fatpaths_cfg.sim.commands import add_commands
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -12,6 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from fatpaths_cfg.cli.simulate import add_commands
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.sim import (
     SimConfig,
@@ -24,7 +25,6 @@ from fatpaths_cfg.sim import (
     simulate,
     write_connection_matrix,
 )
-from fatpaths_cfg.sim.commands import add_commands
 from fatpaths_cfg.sim.htsim import ConnectionMatrixError
 from fatpaths_cfg.sim.network import minimal_routing
 from fatpaths_cfg.sim.workloads import (

@@ -12,8 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
+from fatpaths_cfg.cli.simulate import add_commands
 from fatpaths_cfg.sim import SimConfig, SimNetwork, Workload, network_from_edges, simulate
-from fatpaths_cfg.sim.commands import add_commands
 from fatpaths_cfg.sim.network import network_from_planes, network_from_topology
 from fatpaths_cfg.sim.workloads import make_workload, rpc_workload
 

@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
+from fatpaths_cfg.cli.simulate import add_commands
 from fatpaths_cfg.sim import (
     SimConfig,
     SimNetwork,
@@ -21,7 +22,6 @@ from fatpaths_cfg.sim import (
     network_from_edges,
     simulate,
 )
-from fatpaths_cfg.sim.commands import add_commands
 from fatpaths_cfg.sim.htsim import write_connection_matrix
 from fatpaths_cfg.sim.network import network_from_topology
 from fatpaths_cfg.sim.run import virtual_channels

@@ -11,6 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from fatpaths_cfg.cli.simulate import add_commands
 from fatpaths_cfg.sim import (
     SimConfig,
     make_workload,
@@ -18,7 +19,6 @@ from fatpaths_cfg.sim import (
     network_from_topology,
     simulate,
 )
-from fatpaths_cfg.sim.commands import add_commands
 
 INVENTORY = Path(__file__).resolve().parent.parent / "inventories" / "slimfly-q5.yaml"
 US = 1_000_000  # picoseconds

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.output import OUTPUT_MARKER, output_manifest
-from fatpaths_cfg.sweep.commands import execute_sweep, write_report
 from fatpaths_cfg.sweep.dataset import read_rows
 from fatpaths_cfg.sweep.results import ResultsFolder, check_results_folder
+from fatpaths_cfg.sweep.run import execute_sweep, write_report
 from fatpaths_cfg.sweep.spec import SweepPlan, load_sweep
 from fatpaths_cfg.sweep.tasks import TIMING_COLUMNS, run_task
 
@@ -277,18 +277,18 @@ def test_progress_bar_on_a_terminal_and_one_line_per_result_otherwise(
 
     from rich.console import Console
 
-    from fatpaths_cfg.sweep import commands
+    from fatpaths_cfg.sweep import run
 
     screen = io.StringIO()
-    monkeypatch.setattr(commands, "console", Console(file=screen, force_terminal=True, width=120))
-    with commands.result_display(2) as show:
+    monkeypatch.setattr(run, "console", Console(file=screen, force_terminal=True, width=120))
+    with run.result_display(2) as show:
         show(_shown_row("ok"))
         show(_shown_row("error"))
     text = screen.getvalue()
     assert "2/2" in text and "1 failed" in text
     assert "error sf n=4 rho=0.6 random seed=1 analyze permutation/fatpaths: layer 2" in text
-    monkeypatch.setattr(commands, "console", Console(file=io.StringIO(), force_terminal=False))
-    with commands.result_display(2) as show:
+    monkeypatch.setattr(run, "console", Console(file=io.StringIO(), force_terminal=False))
+    with run.result_display(2) as show:
         show(_shown_row("ok"))
     assert capsys.readouterr().out == (
         "[1/2] ok sf n=4 rho=0.6 random seed=1 analyze permutation/fatpaths: mat=0.5 (0.25 s)\n"

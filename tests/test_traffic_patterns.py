@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.analysis import traffic
-from fatpaths_cfg.analysis.commands import add_commands
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
+from fatpaths_cfg.cli.analyze import add_commands
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.sim import network_from_topology, workloads
 from fatpaths_cfg.traffic_patterns import (

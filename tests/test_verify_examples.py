@@ -12,8 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
+from fatpaths_cfg.cli.verify import add_commands
 from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
-from fatpaths_cfg.verify.commands import add_commands
 from fatpaths_cfg.verify.run import verify_output
 
 INVENTORIES = sorted((Path(__file__).resolve().parent.parent / "inventories").glob("*.yaml"))

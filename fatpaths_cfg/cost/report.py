@@ -89,3 +89,35 @@ def plot_cost(bills: list[dict[str, Any]], caption: str, path: Path) -> None:
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def match_table(document: dict[str, Any]) -> Any:
+    from fatpaths_cfg.console import make_table
+
+    records = document["configurations"]
+    priced = any("cost_per_endpoint" in r for r in records)
+    table = make_table(
+        f"configurations for {document['hosts']:,} hosts within {document['tolerance']:.0%}"
+    )
+    columns = [
+        "kind", "configuration", "N", "switches", "radix", "k'", "p", "ports/N", "cables/N",
+        "diameter",
+    ]  # fmt: skip
+    if priced:
+        columns.append(f"cost/N ({records[0]['currency']})")
+    columns.append("note")
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column in ("kind", "configuration", "note") else "right"
+        )
+    for r in records:
+        cells = [
+            r["kind"], r["configuration"], f"{r['hosts']:,}", f"{r['switches']:,}", str(r["radix"]),
+            str(r["network_radix"]), str(r["hosts_per_switch"]), f"{r['ports_per_endpoint']:.2f}",
+            f"{r['cables_per_endpoint']:.2f}", "-" if r["diameter"] is None else str(r["diameter"]),
+        ]  # fmt: skip
+        if priced:
+            cells.append(f"{r['cost_per_endpoint']:,.0f}")
+        cells.append(r["note"])
+        table.add_row(*cells)
+    return table

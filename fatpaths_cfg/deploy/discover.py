@@ -1,4 +1,4 @@
-"""`fatpaths discover`: the wiring LLDP reports, written as an inventory YAML.
+"""What `fatpaths discover` reads and writes: the wiring LLDP reports, written as an inventory YAML.
 
 Each switch of the devices file is asked for its LLDP neighbours. A neighbour that is itself in
 the devices file makes a link (seen from both ends or one); any other neighbour is a host on
@@ -11,16 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import typer
 import yaml
 
-from fatpaths_cfg.commands import run_or_exit
-from fatpaths_cfg.console import make_console
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
-from fatpaths_cfg.output import check_owned_file, write_owned_file
-from fatpaths_cfg.platforms import DEFAULT_PLATFORM, PLATFORMS
+from fatpaths_cfg.output import check_owned_file
 
-console = make_console()
 # First line of every inventory discover writes: what lets a rerun replace it.
 DISCOVERED_INVENTORY = "# Written by fatpaths discover:"
 Endpoint = tuple[str, str]
@@ -133,55 +128,7 @@ def check_discovered_target(output: Path, devices: Path, force: bool) -> None:
     check_owned_file(output, DISCOVERED_INVENTORY, force)
 
 
-def known_platform(value: str) -> str:
-    if value not in PLATFORMS:
-        raise typer.BadParameter(f"unknown platform {value!r}; one of {', '.join(PLATFORMS)}")
-    return value
-
-
-def discover_command(
-    devices: Path = typer.Option(..., "--devices", help="Devices file naming the switches."),
-    output: Path = typer.Option(..., "-o", "--output", help="Inventory YAML to write."),
-    name: str = typer.Option("discovered", "--name", help="Fabric name in the inventory."),
-    platform: str = typer.Option(
-        DEFAULT_PLATFORM,
-        "--platform",
-        callback=known_platform,
-        help=f"Platform of the switches ({', '.join(PLATFORMS)}).",
-    ),
-    username: str | None = typer.Option(None, "--username", "-u", help="Login (default root)."),
-    password_env: str | None = typer.Option(None, "--password-env"),
-    password_file: Path | None = typer.Option(None, "--password-file"),
-    key_file: Path | None = typer.Option(None, "--key-file", help="SSH private key file."),
-    known_hosts: Path | None = typer.Option(None, "--known-hosts"),
-    port: int | None = typer.Option(None, "--port", min=1, max=65535),
-    lldp_socket: str | None = typer.Option(None, "--lldp-socket"),
-    timeout: int = typer.Option(30, "--timeout"),
-    parallel: int = typer.Option(4, "--parallel", min=1),
-    force: bool = typer.Option(
-        False, "--force", help="Overwrite -o FILE even if fatpaths did not write it."
-    ),
-) -> None:
-    """Read LLDP neighbours from the switches and write them as a wiring inventory."""
-    from fatpaths_cfg.deploy.devices import access_from_flags, load_device_book
-    from fatpaths_cfg.deploy.push import DeployOptions
-
-    cli = run_or_exit(
-        lambda: access_from_flags(
-            username, port, password_env, password_file, key_file, lldp_socket=lldp_socket
-        )
-    )
-    book = run_or_exit(lambda: load_device_book(devices, cli))
-    # Checked before any switch is dialled; written only once every answer is in.
-    run_or_exit(lambda: check_discovered_target(output, devices, force))
-    options = DeployOptions(timeout=timeout, known_hosts=known_hosts)
-    neighbours = run_or_exit(lambda: read_neighbours(book, platform, options, parallel))
-    data = wiring(name, platform, neighbours)
+def inventory_text(data: dict[str, Any], devices: Path) -> str:
+    """The inventory YAML discover writes, under the header that lets a rerun replace it."""
     text = f"{DISCOVERED_INVENTORY} LLDP neighbours of the switches in {devices.name}\n"
-    text += yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
-    run_or_exit(lambda: write_owned_file(output, text, DISCOVERED_INVENTORY, force))
-    console.print(
-        f"{output}: {len(data['switches'])} switches, {len(data['links'])} links, "
-        f"{len(data['hosts'])} hosts",
-        soft_wrap=True,
-    )
+    return text + yaml.safe_dump(data, sort_keys=False, default_flow_style=None)

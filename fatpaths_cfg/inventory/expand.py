@@ -181,3 +181,24 @@ def expand_generator(
     data = spec.model_dump(exclude={"generate"})
     data.update(wiring)
     return InventorySpec.model_validate(data)
+
+
+# First line of a generated inventory: what made it, and what lets a rerun overwrite it.
+GENERATED_INVENTORY = "# Written by fatpaths topo generate:"
+
+
+def generated_inventory(
+    kind: str, params: dict[str, Any], name: str | None, platform: str, made_by: str
+) -> tuple[str, list[GeneratedTopology]]:
+    """The wiring inventory of a generated topology (`params` with its seed; `planes=N` makes
+    parallel planes), under the header that lets a rerun replace it; and its planes."""
+    from fatpaths_cfg.block_yaml import dump_block_yaml
+
+    planes = run_plane_generators(kind, params, "<command line>", lambda _: 0, "--param")
+    fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])
+    data = {
+        "fabric": fabric_name,
+        "defaults": {"platform": platform, "link_speed": "100G"},
+        **planes_wiring(planes),
+    }
+    return f"{GENERATED_INVENTORY} {made_by}\n" + dump_block_yaml(data), planes

@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -118,7 +118,10 @@ class AnalyzeTask(_Strict):
         return _check_names(value, SCHEMES, "routing scheme")
 
 
-class SimulateTask(_Strict):
+class _SimulateDefaults(_Strict):
+    """The settings every simulate task records (with a sweep's own defaults); any other
+    simulate setting (SimOptions) may be given too, a value or a list to sweep over."""
+
     workload: str | list[str] = "permutation"
     size: str | list[str] = "64KiB"
     lb: str | list[str] = "fatpaths"
@@ -159,15 +162,69 @@ class SimulateTask(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _poisson_needs_duration(self) -> SimulateTask:
+    def _poisson_needs_duration(self) -> _SimulateDefaults:
         if self.arrival_rate is not None and self.duration is None:
             raise ValueError("arrival_rate (Poisson arrivals) needs a duration, e.g. 1ms")
         return self
 
+    @model_validator(mode="after")
+    def _runs(self) -> _SimulateDefaults:
+        """Every combination must be a run `fatpaths simulate` would accept."""
+        from fatpaths_cfg.sim.options import SimOptions, check_run
+
+        for params in _combinations(self.settings()):
+            try:
+                check_run(SimOptions(**params))
+            except UserErrors as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
+    def settings(self) -> dict[str, Any]:
+        """The settings this task records: its defaults and every setting given."""
+        given = self.model_fields_set
+        return {
+            name: value
+            for name, value in self.model_dump().items()
+            if name in _SimulateDefaults.model_fields or name in given
+        }
+
+
+def _combinations(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """One parameter set per combination of the list-valued settings."""
+    keys = list(values)
+    return [
+        dict(zip(keys, combo, strict=True))
+        for combo in itertools.product(*(_listed(values[k]) for k in keys))
+    ]
+
+
+def _simulate_task() -> type[_SimulateDefaults]:
+    """The `simulate:` block: the defaults above plus every other setting a sweep may set
+    (`SWEEP_SETTINGS`), each a value or a list, bounded as the command line bounds it."""
+    from typing import get_type_hints
+
+    from pydantic import create_model
+
+    from fatpaths_cfg.sim.options import SWEEP_SETTINGS, SimOptions, setting_fields
+
+    hints = get_type_hints(SimOptions)
+    extra: dict[str, Any] = {}
+    for item in setting_fields():
+        if item.name not in SWEEP_SETTINGS or item.name in _SimulateDefaults.model_fields:
+            continue
+        kind = hints[item.name]
+        bounds = {"ge": item.metadata["min"], "le": item.metadata["max"]}
+        one: Any = Annotated[kind, Field(strict=False, **bounds)]
+        extra[item.name] = (one | list[one] | None, None)
+    return create_model("SimulateTask", __base__=_SimulateDefaults, **extra)
+
+
+SimulateTask = _simulate_task()
+
 
 class TaskEntry(_Strict):
     analyze: AnalyzeTask | None = None
-    simulate: SimulateTask | None = None
+    simulate: SimulateTask | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _one_kind(self) -> TaskEntry:
@@ -447,15 +504,10 @@ def _check_points(points: list[_Point], topologies: list[Topology], source: Sour
 
 def _task_params(entry: TaskEntry) -> list[tuple[str, dict[str, Any]]]:
     """One parameter set per combination of the task's list-valued fields."""
-    kind: Literal["analyze", "simulate"] = "analyze" if entry.analyze else "simulate"
-    block = entry.analyze or entry.simulate
-    assert block is not None
-    values = block.model_dump()
-    keys = list(values)
-    return [
-        (kind, dict(zip(keys, combo, strict=True)))
-        for combo in itertools.product(*(_listed(values[k]) for k in keys))
-    ]
+    if entry.simulate is not None:
+        return [("simulate", params) for params in _combinations(entry.simulate.settings())]
+    assert entry.analyze is not None
+    return [("analyze", params) for params in _combinations(entry.analyze.model_dump())]
 
 
 def _payloads(

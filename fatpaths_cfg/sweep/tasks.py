@@ -155,7 +155,7 @@ def cost_metrics(compiled: CompiledFabric) -> dict[str, Any]:
 
 
 def analyze_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int) -> dict[str, Any]:
-    from fatpaths_cfg.analysis.commands import analyze
+    from fatpaths_cfg.analysis.run import analyze
     from fatpaths_cfg.compiled import view_of
 
     result = analyze(
@@ -177,28 +177,20 @@ def analyze_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int)
 
 
 def simulate_metrics(compiled: CompiledFabric, params: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Simulate the task's settings (any `fatpaths simulate` setting, as the command line
+    builds the run) at the routing point's seed."""
     from fatpaths_cfg.compiled import view_of
-    from fatpaths_cfg.sim.network import network_of
-    from fatpaths_cfg.sim.run import SimConfig, simulate
-    from fatpaths_cfg.sim.workloads import make_workload, parse_bytes, parse_duration_ps
+    from fatpaths_cfg.sim.network import SimNetwork, network_of
+    from fatpaths_cfg.sim.options import SimOptions
+    from fatpaths_cfg.sim.prepare import latency_ps, prepare_run
+    from fatpaths_cfg.sim.run import simulate
 
-    network = network_of(view_of(compiled))
-    duration_ps = parse_duration_ps(params["duration"]) if params["duration"] else None
-    size = params["size"]
-    workload = make_workload(
-        network,
-        params["workload"],
-        size if size == "websearch" else parse_bytes(size),
-        seed=seed,
-        arrival_rate=params["arrival_rate"],
-        duration_ps=duration_ps,
-    )
-    config = SimConfig(
-        transport=params["transport"],
-        load_balancing=params["lb"],
-        duration_us=duration_ps / 1e6 if duration_ps else None,
-        seed=seed,
-    )
+    def fabric(run: SimOptions) -> tuple[SimNetwork, str]:
+        return network_of(view_of(compiled), link_latency_ps=latency_ps(run)), ""
+
+    prepared = prepare_run(SimOptions(**params, seed=seed), fabric, check_budget=False)
+    network, workload = prepared.network, prepared.flows
+    config = prepared.config.with_lb(params["lb"])
     result = simulate(network, workload, config)
     fct = result.fct_ps()
     done = fct[np.isfinite(fct)] / 1e6

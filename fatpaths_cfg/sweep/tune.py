@@ -280,3 +280,87 @@ def _written_by_tune(path: Path) -> bool:
             return handle.readline().startswith(TUNED_INVENTORY)
     except (OSError, UnicodeDecodeError):
         return False
+
+
+def tune_rows(
+    inventory: Path,
+    metric: str,
+    sweep_file: Path | None,
+    results: Path | None,
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[str, ...]],
+    scheduler: str | None,
+    workers: int | None,
+) -> tuple[list[dict[str, Any]], str]:
+    """The rows tune chooses from, and where they came from: an existing results folder, a
+    sweep run (or resumed) now, or tune's own small sweep of this inventory. Without
+    --results, the sweep runs in a temporary folder removed afterwards: tune writes nothing
+    but the tuned inventory unless asked."""
+    import tempfile
+
+    from fatpaths_cfg.sweep.results import ResultsFolder
+
+    if results is not None and sweep_file is None and ResultsFolder(results).dataset.is_dir():
+        from fatpaths_cfg.sweep.dataset import read_rows
+
+        return read_rows(ResultsFolder(results).dataset), str(ResultsFolder(results).dataset)
+    if results is not None:
+        return _tune_sweep(inventory, metric, sweep_file, results, grid, scheduler, workers)
+    with tempfile.TemporaryDirectory(prefix="fatpaths-tune-") as scratch:
+        rows, _ = _tune_sweep(
+            inventory, metric, sweep_file, Path(scratch) / "results", grid, scheduler, workers
+        )
+    what = f"sweep {sweep_file}" if sweep_file else "tune's own sweep"
+    return rows, f"{what} (not kept; --results DIR keeps it)"
+
+
+def _tune_sweep(
+    inventory: Path,
+    metric: str,
+    sweep_file: Path | None,
+    results: Path,
+    grid: tuple[tuple[int, ...], tuple[float, ...], tuple[str, ...]],
+    scheduler: str | None,
+    workers: int | None,
+) -> tuple[list[dict[str, Any]], str]:
+    from fatpaths_cfg.sweep.dataset import read_rows
+    from fatpaths_cfg.sweep.results import (
+        check_results_folder,
+        claim_results_folder,
+        record_files,
+    )
+    from fatpaths_cfg.sweep.run import execute_sweep, write_report
+    from fatpaths_cfg.sweep.spec import load_sweep
+
+    if sweep_file is None:
+        name = f"tune-{yaml_fabric_name(inventory)}"
+        folder = check_results_folder(results, name)
+        sweep_file = results / "tune-sweep.yaml"
+        claim_results_folder(folder, name, str(sweep_file))
+        record_files(folder, [sweep_file])
+        sweep_file.write_text(default_sweep_yaml(inventory, results, metric, *grid), "utf-8")
+    plan = load_sweep(sweep_file)
+    folder = check_results_folder(results, plan.name)
+    execute_sweep(plan, folder, scheduler, workers)
+    write_report(plan, folder)
+    keys = {task.key for task in plan.tasks}
+    return [row for row in read_rows(folder.dataset) if row["key"] in keys], str(folder.dataset)
+
+
+def yaml_fabric_name(inventory: Path) -> str:
+    from fatpaths_cfg.inventory.load import load_inventory
+
+    return load_inventory(inventory).spec.fabric
+
+
+def check_tuned_inventory(text: str, target: Path) -> None:
+    """The tuned inventory must load, compile and fit its platforms before it is written."""
+    import yaml
+
+    from fatpaths_cfg.api import compile_loaded
+    from fatpaths_cfg.inventory.load import validate_inventory
+    from fatpaths_cfg.inventory.yaml_source import SourceMap
+    from fatpaths_cfg.render import check_platform_limits, plan_render
+
+    loaded = validate_inventory(yaml.safe_load(text), SourceMap(str(target)), target)
+    compiled = compile_loaded(loaded)
+    check_platform_limits(compiled, compiled.address_plan, plan_render(compiled, None, None))

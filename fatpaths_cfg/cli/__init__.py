@@ -1,7 +1,9 @@
-"""The `fatpaths` command: a thin shell over `fatpaths_cfg.api`.
+"""The `fatpaths` command: a thin shell over the stages (`fatpaths_cfg.api` and each
+package's plain functions).
 
-The compiler and each feature area contribute their commands through an `add_commands(app)`
-function so that the command line stays one flat, discoverable tree.
+One module per command (`fatpaths_cfg.cli.<command>`), each contributing it through an
+`add_commands(app)` function, so that the command line stays one flat, discoverable tree; this
+module holds the root group, which imports a command's module only when the command runs.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
+from fatpaths_cfg.cli.common import COMMAND_ORDER, FEATURE_COMMANDS, command_group, feature_command
 from fatpaths_cfg.cli_values import convert_plainly
-from fatpaths_cfg.commands import COMMAND_ORDER, FEATURE_COMMANDS, command_group, feature_command
 from fatpaths_cfg.memory import settle_long_lived
 
 # The click objects are typed Any here: typer has shipped click both vendored and as a
@@ -142,7 +144,3 @@ def main() -> None:
         build_app()()
     finally:
         gc.enable()
-
-
-if __name__ == "__main__":
-    main()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.cli.common import run_or_exit
 
 if TYPE_CHECKING:
     from fatpaths_cfg.compiled import CompiledFabric

@@ -10,8 +10,8 @@ from typing import TypeVar
 
 import typer
 
-from fatpaths_cfg.commands import command_group
-from fatpaths_cfg.commands import run_or_exit as run_stage_or_exit
+from fatpaths_cfg.cli.common import command_group
+from fatpaths_cfg.cli.common import run_or_exit as run_stage_or_exit
 from fatpaths_cfg.console import make_console
 
 console = make_console()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from fatpaths_cfg.commands import run_or_exit
+from fatpaths_cfg.cli.common import run_or_exit
 from fatpaths_cfg.output import OutputTree, check_output_target
 from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES
