@@ -85,6 +85,7 @@ impl Event {
 /// log2 of a calendar bucket's width in picoseconds (about a nanosecond): narrow enough that a
 /// bucket holds tens of events in a busy fabric, so sorting one is cheap.
 const BUCKET_SHIFT: u32 = 10;
+
 /// Buckets in the wheel (a 16.8 us window); later events wait in an overflow heap.
 const WHEEL_BITS: u32 = 14;
 const WHEEL: u64 = 1 << WHEEL_BITS;
@@ -207,7 +208,21 @@ impl EventQueue {
                 self.occupied[j / 64] |= 1 << (j % 64);
             }
         }
-        self.current.sort_unstable_by_key(|e| e.key());
+        // A bucket holds its events in insertion order (events brought in from the overflow
+        // heap come first, heap-ordered, and were all inserted before any event pushed straight
+        // into the wheel for the same slot), and mostly as a few runs already ascending in
+        // time (events scheduled a fixed delay after an advancing clock). A stable sort by time
+        // alone then gives the (time, insertion) order and merges those runs in near-linear
+        // time, where a full-key quicksort took a fifth of the engine's instructions.
+        self.current.sort_by_key(|e| e.time);
+        let in_order = self
+            .current
+            .windows(2)
+            .all(|w| w[0].time < w[1].time || w[0].order < w[1].order);
+        if !in_order {
+            // Never expected (see above); the full key keeps the order exact regardless.
+            self.current.sort_unstable_by_key(|e| e.key());
+        }
         true
     }
 
