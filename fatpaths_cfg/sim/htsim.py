@@ -13,8 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from fatpaths_cfg.output import write_owned_file
-
 from .workloads import Workload, WorkloadError
 
 
@@ -42,6 +40,9 @@ def write_connection_matrix(
 ) -> None:
     """Write the matrix atomically; an existing file only if fatpaths wrote it (or --force)."""
     text = connection_matrix_text(workload, n_hosts)
+    # Imported when a matrix is written: the output module is not needed to read or simulate.
+    from fatpaths_cfg.output import write_owned_file
+
     write_owned_file(Path(path), text, MATRIX_SIGNATURE, force)
 
 
