@@ -287,6 +287,31 @@ mod tests {
     }
 
     #[test]
+    fn ties_pop_in_insertion_order_across_overflow_wheel_and_current_bucket() {
+        // Three events at one far time T, inserted through each path a bucket fills by: the
+        // overflow heap (T beyond the wheel), the wheel (T within it), the bucket being drained
+        // (T now). Between them, events at other times in the same bucket, unsorted.
+        let t = (WHEEL + 5) << BUCKET_SHIFT;
+        let mut q = EventQueue::new();
+        q.push(t, EventKind::Arrive, 1, 0);
+        q.push(t + 7, EventKind::Arrive, 2, 0);
+        q.push(6 << BUCKET_SHIFT, EventKind::Timer, 0, 0);
+        assert_eq!(q.pop().map(|e| e.a), Some(0));
+        // The window moved to slot 6: T is within the wheel, its events moved there.
+        q.push(t, EventKind::Arrive, 3, 0);
+        q.push(t + 3, EventKind::Arrive, 4, 0);
+        q.push(t - 1, EventKind::Arrive, 5, 0);
+        assert_eq!(q.pop().map(|e| (e.time, e.a)), Some((t - 1, 5)));
+        assert_eq!(q.pop().map(|e| (e.time, e.a)), Some((t, 1)));
+        // T is the current bucket's time now.
+        q.push(t, EventKind::Arrive, 6, 0);
+        let rest: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time, e.a))
+            .collect();
+        assert_eq!(rest, vec![(t, 3), (t, 6), (t + 3, 4), (t + 7, 2)]);
+    }
+
+    #[test]
     fn matches_a_reference_heap_across_wheel_and_overflow() {
         // Random pushes interleaved with pops, spanning same-bucket, in-wheel and far-future
         // times: the calendar queue must pop exactly what a plain heap pops.
