@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.errors import UserErrors
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.compiled import LoadedCompiled
 
 UNREACHABLE = 255
 
@@ -314,6 +317,10 @@ def network_from_planes(
 def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> SimNetwork:
     """The network of a `fatpaths compile` output directory (`fabric.json` + `routing.npz`),
     read and checked by the compiled model's loader; UserErrors when it is not one."""
+    # Imported here: the compiled model's loader pulls in the whole compiler, which a run on a
+    # generated topology (most tests and benchmarks) never needs.
+    from fatpaths_cfg.compiled import load_compiled
+
     out = Path(out_dir)
     return network_of(load_compiled(out), link_latency_ps=link_latency_ps, source=str(out))
 

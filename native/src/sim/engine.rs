@@ -153,6 +153,14 @@ struct PacketTag {
     in_prio: u8,
 }
 
+/// A packet and its tag, kept in one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Slot {
+    pkt: Packet,
+    tag: PacketTag,
+}
+
 const NEW_TAG: PacketTag = PacketTag {
     route: RouteTag {
         via: NO_VIA,
@@ -177,9 +185,8 @@ pub struct Datapath {
     fib: ForwardingTable,
     queue_cap_bytes: u64,
     trimming: bool,
-    packets: Vec<Packet>,
-    /// `tags[i]` belongs to `packets[i]`.
-    tags: Vec<PacketTag>,
+    /// Packets in flight, each with its tag in one cache line (an arrival reads both).
+    packets: Vec<Slot>,
     free_packets: Vec<u32>,
     routing: Box<dyn RoutingScheme>,
     /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
@@ -390,7 +397,6 @@ impl Simulator {
             ports,
             port_state,
             packets: Vec::with_capacity(1 << 16),
-            tags: Vec::with_capacity(1 << 16),
             free_packets: Vec::new(),
             watch_queues: routing.watches_queues(),
             routing,
@@ -577,15 +583,26 @@ impl Datapath {
         #[cfg(target_arch = "x86_64")]
         if let Some(ev) = self.events.peek_ahead(PREFETCH_DISTANCE) {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let ptr = match ev.kind() {
-                EventKind::Arrive => self.packets.as_ptr().wrapping_add(ev.a as usize) as *const i8,
-                EventKind::TxDone => {
-                    self.port_state.as_ptr().wrapping_add(ev.a as usize) as *const i8
+            #[inline(always)]
+            fn fetch<T>(items: &[T], i: u32) {
+                let ptr = items.as_ptr().wrapping_add(i as usize) as *const i8;
+                // SAFETY: prefetching is a hint and never faults, even for an address out of
+                // range.
+                unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
+            }
+            match ev.kind() {
+                // An arrival reads its packet, the packet's tag and the link it crossed.
+                EventKind::Arrive => {
+                    fetch(&self.packets, ev.a);
+                    fetch(&self.ports, ev.b);
                 }
-                _ => return,
-            };
-            // SAFETY: prefetching is a hint and never faults, even for an address out of range.
-            unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
+                // A departure reads its port's queues and then its rate and latency.
+                EventKind::TxDone => {
+                    fetch(&self.port_state, ev.a);
+                    fetch(&self.ports, ev.a);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -595,13 +612,17 @@ impl Datapath {
     fn alloc_packet(&mut self, p: Packet) -> u32 {
         match self.free_packets.pop() {
             Some(i) => {
-                self.packets[i as usize] = p;
-                self.tags[i as usize] = NEW_TAG;
+                self.packets[i as usize] = Slot {
+                    pkt: p,
+                    tag: NEW_TAG,
+                };
                 i
             }
             None => {
-                self.packets.push(p);
-                self.tags.push(NEW_TAG);
+                self.packets.push(Slot {
+                    pkt: p,
+                    tag: NEW_TAG,
+                });
                 (self.packets.len() - 1) as u32
             }
         }
@@ -635,7 +656,13 @@ impl Datapath {
             free[i as usize] = true;
         }
         let mut inside = InNetwork::default();
-        for (p, _) in self.packets.iter().zip(free).filter(|(_, f)| !f) {
+        for (p, _) in self
+            .packets
+            .iter()
+            .map(|s| &s.pkt)
+            .zip(free)
+            .filter(|(_, f)| !f)
+        {
             if p.kind != PacketKind::Data {
                 continue;
             }
@@ -655,6 +682,7 @@ impl Datapath {
         }
         self.packets
             .iter()
+            .map(|s| &s.pkt)
             .zip(free)
             .filter(|(p, f)| !f && p.kind == PacketKind::Data)
             .map(|(p, _)| self.payload_of(p))
@@ -680,14 +708,14 @@ impl Datapath {
 
     /// Hands a packet to the source host's NIC.
     fn send_from_host(&mut self, host: u32, pkt: u32) {
-        let p = self.packets[pkt as usize];
+        let p = self.packets[pkt as usize].pkt;
         if p.kind == PacketKind::Data {
             self.counters.data_packets_sent += 1;
             self.counters.payload_injected += self.payload_of(&p);
         } else {
             self.counters.control_packets_sent += 1;
         }
-        self.tags[pkt as usize].prio = self.routing.channel(p.layer, 0);
+        self.packets[pkt as usize].tag.prio = self.routing.channel(p.layer, 0);
         self.enqueue(self.host_nic_port(host, p.plane), pkt);
     }
 
@@ -817,7 +845,7 @@ impl Datapath {
     fn arrive(&mut self, pkt: u32, port: u32) -> Option<Packet> {
         let node = self.ports[port as usize].to;
         if node >= self.nr {
-            let p = self.packets[pkt as usize];
+            let p = self.packets[pkt as usize].pkt;
             self.free_packet(pkt);
             if p.kind == PacketKind::Data && p.flags & flags::TRIMMED != 0 {
                 self.counters.header_arrivals += 1;
@@ -839,9 +867,9 @@ impl Datapath {
     }
 
     fn forward(&mut self, pkt: u32, switch: u32, in_port: u32) {
-        let p = self.packets[pkt as usize];
+        let p = self.packets[pkt as usize].pkt;
         let layer = self.routing.layer(p.layer);
-        let mut tag = self.tags[pkt as usize];
+        let mut tag = self.packets[pkt as usize].tag;
         let dst_switch = self.host_switch(p.dst, p.plane);
         if in_port >= 2 * self.n_links && dst_switch != switch {
             let view = InjectView {
@@ -888,7 +916,7 @@ impl Datapath {
                     // equal-cost paths) and a constant one pins a single path.
                     let n = n as u32;
                     let pick = cands[(p.entropy % n) as usize];
-                    self.packets[pkt as usize].entropy = p.entropy / n;
+                    self.packets[pkt as usize].pkt.entropy = p.entropy / n;
                     pick
                 }
             }
@@ -900,7 +928,7 @@ impl Datapath {
             tag.route.hops = tag.route.hops.saturating_add(1);
             self.counters.data_hops += (p.kind == PacketKind::Data) as u64;
         }
-        self.tags[pkt as usize] = tag;
+        self.packets[pkt as usize].tag = tag;
         if self.watch_queues && p.kind == PacketKind::Data && out < 2 * self.n_links {
             let queued = self.port_bytes(out) + p.size as u64;
             let to = self.ports[out as usize].to;
@@ -922,7 +950,7 @@ impl Datapath {
 
     /// Accounts for a packet that leaves the network without being delivered.
     fn lose(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize];
+        let p = self.packets[pkt as usize].pkt;
         match p.kind {
             PacketKind::Data if p.flags & flags::TRIMMED != 0 => self.counters.header_drops += 1,
             PacketKind::Data => {
@@ -938,7 +966,7 @@ impl Datapath {
 
     fn trim(&mut self, pkt: u32) {
         let header = self.cfg.header;
-        let p = &mut self.packets[pkt as usize];
+        let p = &mut self.packets[pkt as usize].pkt;
         let payload = (p.size - header) as u64;
         p.size = header;
         p.flags |= flags::TRIMMED;
@@ -955,7 +983,7 @@ impl Datapath {
             return;
         }
         let now = self.now;
-        let p = self.packets[pkt as usize];
+        let p = self.packets[pkt as usize].pkt;
         let entry = Queued { pkt, size: p.size };
         let ps = &self.port_state[port as usize];
         if ps.busy_until <= now && ps.low_bytes == 0 && ps.high_bytes == 0 {
@@ -979,7 +1007,7 @@ impl Datapath {
                 && self.port_state[port as usize].low.len()
                     >= self.cfg.ecn_threshold_packets as usize;
             if mark {
-                self.packets[pkt as usize].flags |= flags::ECN_CE;
+                self.packets[pkt as usize].pkt.flags |= flags::ECN_CE;
                 self.counters.ecn_marks += 1;
             }
             let ps = &mut self.port_state[port as usize];
@@ -1094,7 +1122,7 @@ impl Datapath {
     /// A packet starts serialisation at its source NIC: from now on it can be lost.
     #[inline]
     fn left_source(&mut self, pkt: u32) {
-        let p = &self.packets[pkt as usize];
+        let p = &self.packets[pkt as usize].pkt;
         if p.kind == PacketKind::Data {
             let (flow, seq) = (p.flow as usize, p.seq);
             self.copies.departed(flow, seq, self.now);
@@ -1136,8 +1164,8 @@ impl Datapath {
     // ---- lossless queues ------------------------------------------------------------------
 
     fn enqueue_lossless(&mut self, port: u32, pkt: u32) {
-        let tag = self.tags[pkt as usize];
-        let size = self.packets[pkt as usize].size;
+        let tag = self.packets[pkt as usize].tag;
+        let size = self.packets[pkt as usize].pkt.size;
         let pfc = self.pfc.as_mut().expect("lossless run");
         let ps = &self.port_state[port as usize];
         if ps.busy_until <= self.now && pfc.is_empty(port) && !pfc.is_paused(port, tag.prio) {

@@ -85,6 +85,7 @@ impl Event {
 /// log2 of a calendar bucket's width in picoseconds (about a nanosecond): narrow enough that a
 /// bucket holds tens of events in a busy fabric, so sorting one is cheap.
 const BUCKET_SHIFT: u32 = 10;
+
 /// Buckets in the wheel (a 16.8 us window); later events wait in an overflow heap.
 const WHEEL_BITS: u32 = 14;
 const WHEEL: u64 = 1 << WHEEL_BITS;
@@ -207,7 +208,21 @@ impl EventQueue {
                 self.occupied[j / 64] |= 1 << (j % 64);
             }
         }
-        self.current.sort_unstable_by_key(|e| e.key());
+        // A bucket holds its events in insertion order (events brought in from the overflow
+        // heap come first, heap-ordered, and were all inserted before any event pushed straight
+        // into the wheel for the same slot), and mostly as a few runs already ascending in
+        // time (events scheduled a fixed delay after an advancing clock). A stable sort by time
+        // alone then gives the (time, insertion) order and merges those runs in near-linear
+        // time, where a full-key quicksort took a fifth of the engine's instructions.
+        self.current.sort_by_key(|e| e.time);
+        let in_order = self
+            .current
+            .windows(2)
+            .all(|w| w[0].time < w[1].time || w[0].order < w[1].order);
+        if !in_order {
+            // Never expected (see above); the full key keeps the order exact regardless.
+            self.current.sort_unstable_by_key(|e| e.key());
+        }
         true
     }
 
@@ -269,6 +284,31 @@ mod tests {
             ]
         );
         assert_eq!(q.peak_len, 4);
+    }
+
+    #[test]
+    fn ties_pop_in_insertion_order_across_overflow_wheel_and_current_bucket() {
+        // Three events at one far time T, inserted through each path a bucket fills by: the
+        // overflow heap (T beyond the wheel), the wheel (T within it), the bucket being drained
+        // (T now). Between them, events at other times in the same bucket, unsorted.
+        let t = (WHEEL + 5) << BUCKET_SHIFT;
+        let mut q = EventQueue::new();
+        q.push(t, EventKind::Arrive, 1, 0);
+        q.push(t + 7, EventKind::Arrive, 2, 0);
+        q.push(6 << BUCKET_SHIFT, EventKind::Timer, 0, 0);
+        assert_eq!(q.pop().map(|e| e.a), Some(0));
+        // The window moved to slot 6: T is within the wheel, its events moved there.
+        q.push(t, EventKind::Arrive, 3, 0);
+        q.push(t + 3, EventKind::Arrive, 4, 0);
+        q.push(t - 1, EventKind::Arrive, 5, 0);
+        assert_eq!(q.pop().map(|e| (e.time, e.a)), Some((t - 1, 5)));
+        assert_eq!(q.pop().map(|e| (e.time, e.a)), Some((t, 1)));
+        // T is the current bucket's time now.
+        q.push(t, EventKind::Arrive, 6, 0);
+        let rest: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time, e.a))
+            .collect();
+        assert_eq!(rest, vec![(t, 3), (t, 6), (t + 3, 4), (t + 7, 2)]);
     }
 
     #[test]
