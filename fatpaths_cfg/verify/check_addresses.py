@@ -7,7 +7,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from fatpaths_cfg.verify.context import CheckContext
+from fatpaths_cfg.verify.context import Room
 from fatpaths_cfg.verify.findings import (
     DUPLICATE_ADDRESS,
     HOST_ON_LINK,
@@ -58,17 +58,8 @@ def _repeats_other_than_gateways(
     return False
 
 
-class AddressChecks:
+class AddressChecks(Room):
     """The addresses of switches and hosts, against the address plan."""
-
-    def __init__(self, ctx: CheckContext) -> None:
-        self.ctx = ctx
-        # What never changes while the check runs, read through the context.
-        self.loaded = ctx.loaded
-        self.parsed = ctx.parsed
-        self.fabric = ctx.fabric
-        self.names = ctx.names
-        self.index = ctx.index
 
     def host_route_keys(self, host_wants: list[ExpectedAddress]) -> list[HostRouteKey | None]:
         """Per host address of the plan: the (switch, port, address) of the host route its

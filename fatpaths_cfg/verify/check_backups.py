@@ -11,7 +11,7 @@ import numpy as np
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.failure_walks import FailureWalks, replay_failed, walk_failures
-from fatpaths_cfg.verify.context import CheckContext, RouteArrays, int32_columns, resolve
+from fatpaths_cfg.verify.context import Room, RouteArrays, int32_columns, resolve
 from fatpaths_cfg.verify.findings import (
     BACKUP_DIFFERS,
     BACKUP_LOOP,
@@ -26,20 +26,8 @@ from fatpaths_cfg.verify.findings import (
 from fatpaths_cfg.verify.model import Location
 
 
-class BackupChecks:
+class BackupChecks(Room):
     """Backup routes, each alone and under every single-cable failure."""
-
-    def __init__(self, ctx: CheckContext) -> None:
-        self.ctx = ctx
-        # What never changes while the check runs, read through the context.
-        self.loaded = ctx.loaded
-        self.parsed = ctx.parsed
-        self.fabric = ctx.fabric
-        self.nr = ctx.nr
-        self.names = ctx.names
-        self.index = ctx.index
-        self.layer_links = ctx.layer_links
-        self.routed_pairs = ctx.routed_pairs
 
     def check_backups(self, r: RouteArrays) -> None:
         """Each backup line is a loop-free alternate of fabric.json's layer, and with any one

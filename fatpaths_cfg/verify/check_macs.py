@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from fatpaths_cfg.verify.context import CheckContext, RouteArrays
+from fatpaths_cfg.verify.context import Room, RouteArrays
 from fatpaths_cfg.verify.findings import BAD_NEXT_HOP, MISSING_ROUTE, OUTSIDE_LAYER, Finding
 from fatpaths_cfg.verify.readers import normalise_mac
 
 
-class MacChecks:
+class MacChecks(Room):
     """Static MAC entries read as routes, each host in every VLAN, each trunk with its layers'
     VLANs."""
-
-    def __init__(self, ctx: CheckContext) -> None:
-        self.ctx = ctx
-        # What never changes while the check runs, read through the context.
-        self.loaded = ctx.loaded
-        self.parsed = ctx.parsed
-        self.fabric = ctx.fabric
-        self.nr = ctx.nr
-        self.names = ctx.names
-        self.index = ctx.index
 
     def host_macs(self) -> dict[str, int]:
         plan = self.loaded.addresses

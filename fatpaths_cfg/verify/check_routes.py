@@ -10,7 +10,7 @@ import numpy as np
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.verify.check_macs import MacChecks
-from fatpaths_cfg.verify.context import CheckContext, RouteArrays, int32_columns, resolve
+from fatpaths_cfg.verify.context import Room, RouteArrays, int32_columns, resolve
 from fatpaths_cfg.verify.deadlock import LayerRoutes
 from fatpaths_cfg.verify.findings import (
     BAD_NEXT_HOP,
@@ -29,24 +29,8 @@ from fatpaths_cfg.verify.findings import (
 )
 
 
-class RouteChecks:
+class RouteChecks(Room):
     """The routes of one platform, walked."""
-
-    def __init__(self, ctx: CheckContext) -> None:
-        self.ctx = ctx
-        # What never changes while the check runs, read through the context.
-        self.loaded = ctx.loaded
-        self.parsed = ctx.parsed
-        self.fabric = ctx.fabric
-        self.nr = ctx.nr
-        self.names = ctx.names
-        self.index = ctx.index
-        self.link_a = ctx.link_a
-        self.link_b = ctx.link_b
-        self.layer_links = ctx.layer_links
-        self.switch_plane = ctx.switch_plane
-        self.routed_pairs = ctx.routed_pairs
-        self.routed_pair_count = ctx.routed_pair_count
 
     def route_text(self, row: int) -> str:
         if self.index.encoding == "vlan":

@@ -187,3 +187,23 @@ class CheckContext:
     def report_unparsed(self, lines: list[tuple[int, int, str]]) -> None:
         for file, line, text in lines:
             self.add(Finding(UNPARSED, f"cannot read {text!r}", self.parsed.location(file, line)))
+
+
+class Room:
+    """A room of the checker: one kind of check over the shared context. What never changes
+    while the check runs is read through the context once, under the same names."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.loaded = ctx.loaded
+        self.parsed = ctx.parsed
+        self.fabric = ctx.fabric
+        self.nr = ctx.nr
+        self.names = ctx.names
+        self.index = ctx.index
+        self.link_a = ctx.link_a
+        self.link_b = ctx.link_b
+        self.layer_links = ctx.layer_links
+        self.switch_plane = ctx.switch_plane
+        self.routed_pairs = ctx.routed_pairs
+        self.routed_pair_count = ctx.routed_pair_count
