@@ -13,7 +13,6 @@ import numpy as np
 from fatpaths_cfg import _native
 from fatpaths_cfg.addressing import allocate_addresses, kept_numbers
 from fatpaths_cfg.analysis.convergence import clos_advice
-from fatpaths_cfg.beside import available_cpus, share_out
 from fatpaths_cfg.compile_budget import CompileBudget
 from fatpaths_cfg.compiled import CHECKSUMMED, CHECKSUMS, CompiledFabric
 from fatpaths_cfg.compiled.read import checksums_text, sha256_hex
@@ -25,15 +24,6 @@ from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
 from fatpaths_cfg.layers.planes import fabric_layers
-from fatpaths_cfg.memory import collector_paused
-from fatpaths_cfg.output import (
-    OutputSink,
-    OutputTree,
-    StagedOutput,
-    check_output_target,
-    npz_bytes,
-    output_manifest,
-)
 from fatpaths_cfg.plan.keep import EarlierCompile, earlier_numbers, kept_routing
 from fatpaths_cfg.render import (
     RenderTick,
@@ -50,6 +40,16 @@ from fatpaths_cfg.routing import (
     layer_neighbours,
     loop_free_alternates,
     route_counts,
+)
+from fatpaths_cfg.support.beside import available_cpus, share_out
+from fatpaths_cfg.support.memory import collector_paused
+from fatpaths_cfg.support.output import (
+    OutputSink,
+    OutputTree,
+    StagedOutput,
+    check_output_target,
+    npz_bytes,
+    output_manifest,
 )
 from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
 from fatpaths_cfg.verify.deadlock import dependency_edges, is_acyclic

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.memory import available_memory, cpu_time, gib
+from fatpaths_cfg.support.memory import available_memory, cpu_time, gib
 
 BASE_BYTES = 100 * 2**20
 BYTES_PER_ITEM = 2560  # a link or a host

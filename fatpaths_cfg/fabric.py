@@ -20,8 +20,8 @@ from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.ifnames import all_kernel_names_unchanged, kernel_ifname
 from fatpaths_cfg.inventory.rules import ENDPOINT, parse_speed_gbps
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
-from fatpaths_cfg.memory import collector_paused
-from fatpaths_cfg.stable_hash import name_keys, natural_key
+from fatpaths_cfg.support.memory import collector_paused
+from fatpaths_cfg.support.stable_hash import name_keys, natural_key
 from fatpaths_cfg.topologies.base import island_labels
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import numpy as np
 
 from fatpaths_cfg import _native
 from fatpaths_cfg.layers import Layer
-from fatpaths_cfg.stable_hash import mix64, salt
+from fatpaths_cfg.support.stable_hash import mix64, salt
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -22,7 +22,7 @@ from fatpaths_cfg.routing import (
     layer_neighbours,
     loop_free_alternates,
 )
-from fatpaths_cfg.stable_hash import name_keys
+from fatpaths_cfg.support.stable_hash import name_keys
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
 

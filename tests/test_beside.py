@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from fatpaths_cfg import beside as beside_module
-from fatpaths_cfg.beside import Beside, beside
+from fatpaths_cfg.support import beside as beside_module
+from fatpaths_cfg.support.beside import Beside, beside
 
 
 def test_the_child_computes_what_the_caller_would_and_runs_elsewhere() -> None:

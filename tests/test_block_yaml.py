@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from fatpaths_cfg.block_yaml import dump_block_yaml
 from fatpaths_cfg.fabric import build_fabric
 from fatpaths_cfg.inventory.expand import run_generator, topology_wiring
 from fatpaths_cfg.inventory.load import load_inventory
 from fatpaths_cfg.lab.clab import ClabImages, build_clab
+from fatpaths_cfg.support.block_yaml import dump_block_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import typer
 
-from fatpaths_cfg.cli_values import PlainCoercion, convert_plainly
+from fatpaths_cfg.cli.values import PlainCoercion, convert_plainly
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -14,8 +14,8 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import CHECKSUMS, LoadedCompiled, load_compiled, view_of
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.output import OUTPUT_MARKER
 from fatpaths_cfg.sim.network import load_network, network_of
+from fatpaths_cfg.support.output import OUTPUT_MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.output import OUTPUT_MARKER, marker_text
+from fatpaths_cfg.support.output import OUTPUT_MARKER, marker_text
 
 HERE = Path(__file__).resolve().parent
 CASES = sorted((HERE / "hostile").glob("*.args"))

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from fatpaths_cfg import api
-from fatpaths_cfg.output import dumps_json_records
 from fatpaths_cfg.render.routes import RouteTable
 from fatpaths_cfg.render.switch_view import ViewBuilder
+from fatpaths_cfg.support.output import dumps_json_records
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -49,7 +49,7 @@ def test_piped_compile_prints_one_unbroken_line(tmp_path: Path) -> None:
 
 
 def test_log_console_keeps_terminal_width_on_a_terminal() -> None:
-    from fatpaths_cfg.console import make_console
+    from fatpaths_cfg.support.console import make_console
 
     console = make_console()
     assert console.width >= 1000  # under pytest stdout is not a terminal
@@ -58,7 +58,7 @@ def test_log_console_keeps_terminal_width_on_a_terminal() -> None:
 
 
 def test_log_console_prints_wide_tables_unfolded(capsys: pytest.CaptureFixture[str]) -> None:
-    from fatpaths_cfg.console import make_console
+    from fatpaths_cfg.support.console import make_console
 
     table = Table(title="a table")
     for name in ("first column", "second column", "third column"):
@@ -70,7 +70,7 @@ def test_log_console_prints_wide_tables_unfolded(capsys: pytest.CaptureFixture[s
 
 
 def test_log_console_rule_stays_screen_wide(capsys: pytest.CaptureFixture[str]) -> None:
-    from fatpaths_cfg.console import make_console
+    from fatpaths_cfg.support.console import make_console
 
     make_console().rule("sw1")
     assert len(capsys.readouterr().out.rstrip("\n")) == 80
@@ -81,7 +81,7 @@ def test_log_console_prints_what_a_plain_rich_console_prints() -> None:
 
     from rich.console import Console
 
-    from fatpaths_cfg.console import LOG_WIDTH, LogFriendlyConsole
+    from fatpaths_cfg.support.console import LOG_WIDTH, LogFriendlyConsole
 
     lines = [
         "results in out/sim/fatpaths-ndp-incast32-1 (3 runs) at 2,598.8 µs",
@@ -173,7 +173,7 @@ def test_report_png_says_which_fabric_and_layers(tmp_path: Path) -> None:
 
 
 def test_table_titles_stay_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from fatpaths_cfg.console import make_console, make_table
+    from fatpaths_cfg.support.console import make_console, make_table
 
     title = "a title much wider than the one narrow column of the table below it"
     table = make_table(title)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fatpaths_cfg.output import dumps_json
+from fatpaths_cfg.support.output import dumps_json
 
 CASES: list[Any] = [
     {},

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.output import OUTPUT_MARKER, OutputTree
+from fatpaths_cfg.support.output import OUTPUT_MARKER, OutputTree
 
 REPO = Path(__file__).resolve().parent.parent
 

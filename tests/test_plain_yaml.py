@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fatpaths_cfg.block_yaml import dump_block_yaml
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory import yaml_source
 from fatpaths_cfg.inventory.yaml_events import build_from_plain_text
+from fatpaths_cfg.support.block_yaml import dump_block_yaml
 from fatpaths_cfg.topologies import generate
 
 REPO = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ from fatpaths_cfg.analysis.path_metrics_report import routed_network
 from fatpaths_cfg.analysis.run import analyze
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
-from fatpaths_cfg.stable_hash import stream
+from fatpaths_cfg.support.stable_hash import stream
 from fatpaths_cfg.sweep.spec import load_sweep
 from fatpaths_cfg.sweep.tasks import run_task
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from fatpaths_cfg import api
-from fatpaths_cfg.beside import share_out
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.output import StagedOutput
+from fatpaths_cfg.support.beside import share_out
+from fatpaths_cfg.support.output import StagedOutput
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
 
@@ -187,7 +187,7 @@ FORKED_NATIVE = """
 import os
 import numpy as np
 from fatpaths_cfg import _native
-from fatpaths_cfg.beside import beside
+from fatpaths_cfg.support.beside import beside
 
 u = np.array([0, 1, 2, 3, 4], dtype=np.int32)
 v = np.array([1, 2, 3, 4, 0], dtype=np.int32)

@@ -12,7 +12,7 @@ from dask_fixtures import DaskCluster, dask_cluster
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
-from fatpaths_cfg.output import OUTPUT_MARKER, output_manifest
+from fatpaths_cfg.support.output import OUTPUT_MARKER, output_manifest
 from fatpaths_cfg.sweep.dataset import read_rows
 from fatpaths_cfg.sweep.results import ResultsFolder, check_results_folder
 from fatpaths_cfg.sweep.run import execute_sweep, write_report

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.fabric import Fabric
-from fatpaths_cfg.stable_hash import stream
+from fatpaths_cfg.support.stable_hash import stream
 
 # What random failures fail: cables (the default), switches, or either from one pool.
 RANDOM_KINDS = ("cables", "switches", "any")

@@ -31,11 +31,11 @@ from fatpaths_cfg.analysis.disjoint import (
 )
 from fatpaths_cfg.analysis.paths import greedy_disjoint, sample_pairs
 from fatpaths_cfg.compiled.paths import Path, walk
-from fatpaths_cfg.stable_hash import stream
+from fatpaths_cfg.support.stable_hash import stream
 from fatpaths_cfg.traffic_patterns import derangement
 
 LAYER_SETS = ("topology", "minimal", "layers")
-# The named random streams of the metrics (see `fatpaths_cfg.stable_hash.stream`).
+# The named random streams of the metrics (see `fatpaths_cfg.support.stable_hash.stream`).
 METRICS_PAIRS = "analyze.metrics.pairs"
 METRICS_QUADRUPLES = "analyze.metrics.quadruples"
 METRICS_COLLISIONS = "analyze.metrics.collision-permutations"

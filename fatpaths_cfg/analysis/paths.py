@@ -5,7 +5,7 @@ the lab).
 One sampler and one greedy count, so that diversity, c_l, throughput and the plane analyses
 agree on what "a sampled pair" means. The sampler takes its
 generator from the caller, who draws it from a stream named after the choice
-(`fatpaths_cfg.stable_hash.stream`), so the number of pairs asked for changes nothing else.
+(`fatpaths_cfg.support.stable_hash.stream`), so the number of pairs asked for changes nothing else.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def jellyfish_planes(
     """Jellyfish planes from the repository's generator, seeded as `generate: {planes:,
     heterogeneous:}` seeds them: a heterogeneous set draws plane p with the compiler's per-plane
     seed, a homogeneous set repeats the graph of `seed` in every plane."""
-    from fatpaths_cfg.stable_hash import plane_seed
+    from fatpaths_cfg.support.stable_hash import plane_seed
 
     params = {"nr": racks, "k": degree, "p": hosts_per_rack}
     graphs = []

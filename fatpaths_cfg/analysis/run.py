@@ -18,14 +18,14 @@ from fatpaths_cfg.analysis.paths import sample_pairs
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import canonical, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled
-from fatpaths_cfg.output import OutputTree, check_output_target
-from fatpaths_cfg.stable_hash import stream
+from fatpaths_cfg.support.output import OutputTree, check_output_target
+from fatpaths_cfg.support.stable_hash import stream
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
 
-# The named random streams of `analyze` (see `fatpaths_cfg.stable_hash.stream`).
+# The named random streams of `analyze` (see `fatpaths_cfg.support.stable_hash.stream`).
 DIVERSITY_PAIRS = "analyze.diversity.pairs"
 
 

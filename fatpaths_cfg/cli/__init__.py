@@ -17,8 +17,8 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from fatpaths_cfg import __version__
 from fatpaths_cfg.cli.common import COMMAND_ORDER, FEATURE_COMMANDS, command_group, feature_command
-from fatpaths_cfg.cli_values import convert_plainly
-from fatpaths_cfg.memory import settle_long_lived
+from fatpaths_cfg.cli.values import convert_plainly
+from fatpaths_cfg.support.memory import settle_long_lived
 
 # The click objects are typed Any here: typer has shipped click both vendored and as a
 # dependency, and this code only needs their parameters and subcommands.

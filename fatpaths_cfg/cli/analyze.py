@@ -20,8 +20,8 @@ from fatpaths_cfg.analysis.traffic import (
 )
 from fatpaths_cfg.cli.common import run_or_exit
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
-from fatpaths_cfg.console import make_console, make_progress, make_table
-from fatpaths_cfg.output import OutputTree
+from fatpaths_cfg.support.console import make_console, make_progress, make_table
+from fatpaths_cfg.support.output import OutputTree
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy

@@ -9,8 +9,8 @@ from pathlib import Path
 import typer
 
 from fatpaths_cfg.cli.common import name_list, run_or_exit
-from fatpaths_cfg.console import make_console, make_progress
 from fatpaths_cfg.platforms import PLATFORMS
+from fatpaths_cfg.support.console import make_console, make_progress
 
 err_console = make_console(stderr=True)
 console = make_console()
@@ -93,7 +93,7 @@ def compile_command(
     )
 
     from fatpaths_cfg import api
-    from fatpaths_cfg.memory import settle_long_lived
+    from fatpaths_cfg.support.memory import settle_long_lived
 
     platforms, switches = name_list(platform), name_list(limit)
     columns = (

@@ -10,9 +10,9 @@ from pathlib import Path
 import typer
 
 from fatpaths_cfg.cli.common import run_or_exit
-from fatpaths_cfg.console import make_console
 from fatpaths_cfg.cost.run import COST_KIND, cost_bills, match_records, write_cost_dir
 from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.support.console import make_console
 
 console = make_console()
 
@@ -49,7 +49,7 @@ def topo_cost(
     ),
 ) -> None:
     """Count a fabric's switches, ports and cables, lay it out in racks and price it."""
-    from fatpaths_cfg.output import check_output_target
+    from fatpaths_cfg.support.output import check_output_target
 
     files = list(inventory or [])
     if not files and not generate:

@@ -42,7 +42,6 @@ def discover_command(
     ),
 ) -> None:
     """Read LLDP neighbours from the switches and write them as a wiring inventory."""
-    from fatpaths_cfg.console import make_console
     from fatpaths_cfg.deploy.devices import access_from_flags, load_device_book
     from fatpaths_cfg.deploy.discover import (
         DISCOVERED_INVENTORY,
@@ -52,7 +51,8 @@ def discover_command(
         wiring,
     )
     from fatpaths_cfg.deploy.push import DeployOptions
-    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.support.console import make_console
+    from fatpaths_cfg.support.output import write_owned_file
 
     cli = run_or_exit(
         lambda: access_from_flags(

@@ -12,7 +12,7 @@ import typer
 
 from fatpaths_cfg.cli.common import command_group
 from fatpaths_cfg.cli.common import run_or_exit as run_stage_or_exit
-from fatpaths_cfg.console import make_console
+from fatpaths_cfg.support.console import make_console
 
 console = make_console()
 OUT_ARG = typer.Argument(..., help="Compiled output directory (from `fatpaths compile`).")

@@ -42,9 +42,9 @@ def plan_command(
 
     Routes, interfaces, cables and layers, per switch and per layer, and whether NEW forwards
     every layer. Exit 0; 1 when NEW fails the forwarding check; 2 on bad input."""
-    from fatpaths_cfg.output import dumps_json
     from fatpaths_cfg.plan.report import plan_json, plan_junit, plan_markdown, plan_text
     from fatpaths_cfg.plan.run import make_plan
+    from fatpaths_cfg.support.output import dumps_json
 
     run_or_exit(lambda: _check_inputs(old, new, output_format, keep_layers))
     from fatpaths_cfg import api

@@ -18,7 +18,7 @@ def schema_command(
 ) -> None:
     """Print the inventory JSON Schema (for editor completion and validation)."""
     from fatpaths_cfg.inventory.json_schema import SCHEMA_TITLE, inventory_json_schema_text
-    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.support.output import write_owned_file
 
     text = inventory_json_schema_text()
     if out is None:

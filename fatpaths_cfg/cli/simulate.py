@@ -14,8 +14,6 @@ from rich.markup import escape
 
 from fatpaths_cfg.cli.common import PanelledCommand, run_or_exit
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.console import make_console, make_progress, make_table
-from fatpaths_cfg.output import check_owned_file
 from fatpaths_cfg.sim.htsim import MATRIX_SIGNATURE, write_connection_matrix
 from fatpaths_cfg.sim.network import SimNetwork
 from fatpaths_cfg.sim.options import GROUPS, SimOptions, default_of, plain_error, setting_fields
@@ -30,6 +28,8 @@ from fatpaths_cfg.sim.rundir import (
     write_run_directory,
 )
 from fatpaths_cfg.sim.workloads import Workload
+from fatpaths_cfg.support.console import make_console, make_progress, make_table
+from fatpaths_cfg.support.output import check_owned_file
 
 console = make_console()
 err_console = make_console(stderr=True)

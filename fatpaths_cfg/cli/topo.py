@@ -9,8 +9,8 @@ from typing import Any
 import typer
 
 from fatpaths_cfg.cli.common import EXIT_USER_ERROR, command_group, run_or_exit
-from fatpaths_cfg.console import make_console, make_table
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM
+from fatpaths_cfg.support.console import make_console, make_table
 
 err_console = make_console(stderr=True)
 console = make_console()
@@ -34,7 +34,7 @@ def topo_generate(
     import yaml
 
     from fatpaths_cfg.inventory.expand import GENERATED_INVENTORY, generated_inventory
-    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.support.output import write_owned_file
 
     params: dict[str, Any] = {}
     for item in param:
@@ -66,7 +66,7 @@ def topo_show(
 ) -> None:
     """Print Nr, N, k', p, diameter, mean path length and link count of an inventory."""
     from fatpaths_cfg.fabric import load_fabric
-    from fatpaths_cfg.memory import collector_paused, settle_long_lived
+    from fatpaths_cfg.support.memory import collector_paused, settle_long_lived
     from fatpaths_cfg.topology_stats import topology_stats
 
     # Off across both stages and back only once what they made is frozen: the collector's

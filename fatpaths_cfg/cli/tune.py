@@ -75,7 +75,7 @@ def tune_command(
 ) -> None:
     """Pick the best (layers, rho, algorithm) under hardware limits; write a tuned inventory."""
     from fatpaths_cfg.errors import UserErrors
-    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.support.output import write_owned_file
     from fatpaths_cfg.sweep.results import ResultsFolder
     from fatpaths_cfg.sweep.run import check_scheduler, say
     from fatpaths_cfg.sweep.tune import (

@@ -9,8 +9,8 @@ from pathlib import Path
 import typer
 
 from fatpaths_cfg.cli.common import run_or_exit
-from fatpaths_cfg.output import OutputTree, check_output_target
 from fatpaths_cfg.platforms import PLATFORMS
+from fatpaths_cfg.support.output import OutputTree, check_output_target
 from fatpaths_cfg.verify.pfc import DEFAULT_LOSSLESS_CLASSES
 from fatpaths_cfg.verify.report import report_json, report_markdown
 from fatpaths_cfg.verify.run import VerifyReport, verify_output

@@ -35,7 +35,7 @@ from fatpaths_cfg.compiled.view import (
 )
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Host, Link, Switch, Uplink
-from fatpaths_cfg.output import output_manifest
+from fatpaths_cfg.support.output import output_manifest
 
 # sha256sum's format (`sha256sum -c checksums.sha256` checks an output by hand).
 CHECKSUMS = "checksums.sha256"

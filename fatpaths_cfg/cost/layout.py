@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fatpaths_cfg.stable_hash import natural_key
+from fatpaths_cfg.support.stable_hash import natural_key
 
 from .network import CostNetwork, IntArray
 from .prices import Layout

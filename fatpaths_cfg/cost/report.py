@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from fatpaths_cfg.console import make_table
+from fatpaths_cfg.support.console import make_table
 
 COST_PARTS = ("routers", "copper", "fiber")
 
@@ -92,7 +92,7 @@ def plot_cost(bills: list[dict[str, Any]], caption: str, path: Path) -> None:
 
 
 def match_table(document: dict[str, Any]) -> Any:
-    from fatpaths_cfg.console import make_table
+    from fatpaths_cfg.support.console import make_table
 
     records = document["configurations"]
     priced = any("cost_per_endpoint" in r for r in records)

@@ -49,7 +49,7 @@ def write_cost_dir(out: Path, document: dict[str, Any], files: list[Path], force
     from functools import partial
 
     from fatpaths_cfg.cost.report import plot_cost
-    from fatpaths_cfg.output import StagedOutput
+    from fatpaths_cfg.support.output import StagedOutput
 
     bills = document["networks"]
     with StagedOutput(out, COST_KIND, files, force) as staged:

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from fatpaths_cfg.errors import ErrorCollector, UserErrors
-from fatpaths_cfg.output import check_owned_file
+from fatpaths_cfg.support.output import check_owned_file
 
 # First line of every inventory discover writes: what lets a rerun replace it.
 DISCOVERED_INVENTORY = "# Written by fatpaths discover:"

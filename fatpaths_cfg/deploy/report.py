@@ -9,7 +9,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from fatpaths_cfg.console import make_console
+from fatpaths_cfg.support.console import make_console
 
 if TYPE_CHECKING:
     from fatpaths_cfg.deploy.cabling import CablingProblem

@@ -8,7 +8,7 @@ from typing import Any
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory.load import LoadedInventory
 from fatpaths_cfg.inventory.schema import MAX_PLANES, InventorySpec
-from fatpaths_cfg.stable_hash import plane_seed
+from fatpaths_cfg.support.stable_hash import plane_seed
 from fatpaths_cfg.topologies import generate
 from fatpaths_cfg.topologies.base import GeneratedTopology, TopologyParameterError
 
@@ -192,7 +192,7 @@ def generated_inventory(
 ) -> tuple[str, list[GeneratedTopology]]:
     """The wiring inventory of a generated topology (`params` with its seed; `planes=N` makes
     parallel planes), under the header that lets a rerun replace it; and its planes."""
-    from fatpaths_cfg.block_yaml import dump_block_yaml
+    from fatpaths_cfg.support.block_yaml import dump_block_yaml
 
     planes = run_plane_generators(kind, params, "<command line>", lambda _: 0, "--param")
     fabric_name = name or "-".join([kind, *(f"{k}{v}" for k, v in params.items() if k != "seed")])

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.inventory.schema import SAFE_NAME, SAFE_PORT, InventorySpec
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
-from fatpaths_cfg.memory import collector_paused
+from fatpaths_cfg.support.memory import collector_paused
 
 
 @dataclass(frozen=True)

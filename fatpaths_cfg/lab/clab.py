@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fatpaths_cfg.block_yaml import dump_block_yaml
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Switch
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.platforms.descriptor import CLAB_ROOT, ClabNode
 from fatpaths_cfg.render.hosts import plane_device
+from fatpaths_cfg.support.block_yaml import dump_block_yaml
 
 # Built locally from Debian packages by `fatpaths lab image` (no registry needed): the frr
 # switch image, and the host image that also runs `linux` switches.
@@ -166,7 +166,7 @@ def clab_yaml(fabric: Fabric, images: ClabImages, source: str = "fabric.json") -
 def write_clab(out: Path, images: ClabImages, force: bool = False) -> Path:
     """Rewrite the topology with other images (compile writes one with the defaults): only
     over a topology fatpaths wrote, atomically."""
-    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.support.output import write_owned_file
 
     loaded = load_compiled(out)
     path = out / clab_path(loaded.fabric)

@@ -34,7 +34,7 @@ from fatpaths_cfg.lab.names import kernel_ifname, mgmt_netns
 from fatpaths_cfg.lab.netns import LabCommandError, in_netns, ip_batch, parallel, run
 from fatpaths_cfg.lab.plan import LabPlan, SwitchNode
 from fatpaths_cfg.lab.state import DaemonRecord
-from fatpaths_cfg.output import write_owned_file
+from fatpaths_cfg.support.output import write_owned_file
 
 DEFAULT_POOL = "198.18.0.0/15"  # RFC 2544 benchmarking range: never a production address
 SWITCH_IFNAME = "mgmt0"

@@ -29,7 +29,7 @@ from fatpaths_cfg.lab.lifecycle import LinkEnds, fail, fail_plane, link_ends, lo
 from fatpaths_cfg.lab.netns import LabWaitError, in_netns, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 from fatpaths_cfg.lab.probe import PathModel
-from fatpaths_cfg.output import write_owned_file
+from fatpaths_cfg.support.output import write_owned_file
 
 PORT = 5201
 # The in-kernel path manager's cap on both limits.

@@ -17,7 +17,7 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.inventory.layer_algorithms import LAYER_ALGORITHMS
-from fatpaths_cfg.stable_hash import mix64, salt, unit_draws
+from fatpaths_cfg.support.stable_hash import mix64, salt, unit_draws
 from fatpaths_cfg.topologies.base import is_connected as graph_is_connected
 
 if TYPE_CHECKING:

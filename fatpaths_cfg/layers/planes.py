@@ -14,7 +14,7 @@ import numpy as np
 
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.layers import Layer, LayerError, build_layers, layers_or_user_error
-from fatpaths_cfg.stable_hash import plane_seed
+from fatpaths_cfg.support.stable_hash import plane_seed
 
 if TYPE_CHECKING:
     from fatpaths_cfg.inventory.schema import RoutingSpec

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.plan.view import UNREACHABLE, RouteView
-from fatpaths_cfg.stable_hash import natural_key
+from fatpaths_cfg.support.stable_hash import natural_key
 
 
 @dataclass

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fatpaths_cfg.output import dumps_json
 from fatpaths_cfg.render.base import FABRIC_MTU, SwitchView
+from fatpaths_cfg.support.output import dumps_json
 
 ROUTING_CONFIG_MODE = "split-unified"
 

@@ -12,7 +12,6 @@ from functools import partial
 
 from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.output import OutputSink
 from fatpaths_cfg.platforms import PLATFORMS, Platform, SwitchFile, resolve
 from fatpaths_cfg.render import RenderPlan
 from fatpaths_cfg.render.base import SwitchView, render_file, render_switch
@@ -26,6 +25,7 @@ from fatpaths_cfg.render.batfish import (
 from fatpaths_cfg.render.hosts import LowLatencyTable, addresses_csv, host_view, render_host
 from fatpaths_cfg.render.native_ports import platform_port
 from fatpaths_cfg.render.switch_view import ViewBuilder
+from fatpaths_cfg.support.output import OutputSink
 
 # Switches and hosts per task when the render is shared out over processes: small enough to
 # balance, large enough that taking a task costs nothing beside it.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.memory import available_memory, cpu_time, gib
+from fatpaths_cfg.support.memory import available_memory, cpu_time, gib
 
 BYTES_PER_FLOW = 600
 CPU_SECONDS_PER_FLOW = 90e-6

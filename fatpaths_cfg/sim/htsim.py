@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from fatpaths_cfg.memory import available_memory, cpu_time, gib
+from fatpaths_cfg.support.memory import available_memory, cpu_time, gib
 
 from . import budget
 from .workloads import Workload, WorkloadError
@@ -47,7 +47,7 @@ def write_connection_matrix(
     """Write the matrix atomically; an existing file only if fatpaths wrote it (or --force)."""
     text = connection_matrix_text(workload, n_hosts)
     # Imported when a matrix is written: the output module is not needed to read or simulate.
-    from fatpaths_cfg.output import write_owned_file
+    from fatpaths_cfg.support.output import write_owned_file
 
     write_owned_file(Path(path), text, MATRIX_SIGNATURE, force)
 

@@ -243,7 +243,7 @@ def network_from_topology(
     `planes`, that many copies of it (`heterogeneous`: each plane wired with its own seed, as
     `generate: planes/heterogeneous` does), every host with one NIC per plane on its rack's
     switch of that plane."""
-    from fatpaths_cfg.stable_hash import plane_seed
+    from fatpaths_cfg.support.stable_hash import plane_seed
     from fatpaths_cfg.topologies import generate
 
     topologies = [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.output import StagedOutput, check_output_target
+from fatpaths_cfg.support.output import StagedOutput, check_output_target
 
 if TYPE_CHECKING:
     from .results import SimResult

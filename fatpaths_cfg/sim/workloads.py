@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from fatpaths_cfg.stable_hash import mix64, salt, stream, unit_draws
+from fatpaths_cfg.support.stable_hash import mix64, salt, stream, unit_draws
 from fatpaths_cfg.traffic_patterns import PATTERNS, PatternError, PatternSite, canonical
 from fatpaths_cfg.traffic_patterns import pattern_peers as shared_pattern_peers
 
@@ -228,11 +228,11 @@ def parse_duration_ps(text: str) -> int:
     return round(float(number) * _TIME_UNITS[unit])
 
 
-# The named random streams of a workload (see `fatpaths_cfg.stable_hash`): each knob changes only
-# what it names. The pattern's peers and the host relabelling are streams of their own; the
-# destination and size of the k-th flow of source h are draws keyed by (h, k), so a different
-# arrival rate, duration or set of active hosts adds or removes flows at the end of a source's
-# sequence but never moves the destination or size of the flows both runs share.
+# The named random streams of a workload (see `fatpaths_cfg.support.stable_hash`): each knob
+# changes only what it names. The pattern's peers and the host relabelling are streams of
+# their own; the destination and size of the k-th flow of source h are draws keyed by (h, k),
+# so a different arrival rate, duration or set of active hosts adds or removes flows at the end
+# of a source's sequence but never moves the destination or size of the flows both runs share.
 PATTERN_STREAM = "simulate.workload.pattern"
 MAPPING_STREAM = "simulate.workload.mapping"
 ARRIVALS_STREAM = "simulate.workload.arrivals"

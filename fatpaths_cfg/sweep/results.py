@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.output import check_output_target, output_manifest, record_written
+from fatpaths_cfg.support.output import check_output_target, output_manifest, record_written
 
 MARKER = "sweep.json"
 MARKER_KIND = "fatpaths sweep results"

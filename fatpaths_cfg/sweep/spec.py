@@ -24,10 +24,10 @@ from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, validate_inventory, validation_errors
 from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithmName, RoutingSpec
 from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
-from fatpaths_cfg.memory import available_memory, cpu_time, gib
 from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
 from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
 from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
+from fatpaths_cfg.support.memory import available_memory, cpu_time, gib
 
 # Part of every task key: a change in what a task computes must not reuse old rows.
 TASK_VERSION = "fatpaths.sweep-task/1"

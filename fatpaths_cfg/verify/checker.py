@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fatpaths_cfg.beside import beside
 from fatpaths_cfg.compiled import LoadedCompiled
+from fatpaths_cfg.support.beside import beside
 from fatpaths_cfg.verify.check_addresses import AddressChecks
 from fatpaths_cfg.verify.check_backups import BackupChecks
 from fatpaths_cfg.verify.check_routes import RouteChecks
