@@ -57,3 +57,24 @@ def test_the_getting_started_outputs_are_what_the_commands_print() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_architecture_drawing_is_the_import_contract() -> None:
+    """The layer drawing in the development guide lists the import-linter layers, top first."""
+    import re
+    import tomllib
+
+    contract = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = [
+        [name.strip().removeprefix("fatpaths_cfg.") for name in row.split("|")]
+        for row in contract["contracts"][0]["layers"]
+    ]
+    page = (REPO / "docs" / "guide" / "development.md").read_text()
+    drawing = re.search(r"```text\n(.*?)```", page[page.index("import-linter") :], re.S)
+    assert drawing is not None
+    rows = [
+        [name.strip() for name in re.split(r"\s{2,}", line.strip())[0].split("|")]
+        for line in drawing.group(1).splitlines()
+        if line.strip()
+    ]
+    assert rows == layers
