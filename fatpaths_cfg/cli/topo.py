@@ -8,7 +8,8 @@ from typing import Any
 
 import typer
 
-from fatpaths_cfg.cli.common import EXIT_USER_ERROR, command_group, run_or_exit
+from fatpaths_cfg.cli.common import command_group, run_or_exit
+from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.platforms import DEFAULT_PLATFORM
 from fatpaths_cfg.support.console import make_console, make_table
 
@@ -31,23 +32,10 @@ def topo_generate(
     ),
 ) -> None:
     """Write a wiring inventory for a generated topology."""
-    import yaml
-
     from fatpaths_cfg.inventory.expand import GENERATED_INVENTORY, generated_inventory
     from fatpaths_cfg.support.output import write_owned_file
 
-    params: dict[str, Any] = {}
-    for item in param:
-        key, sep, value = item.partition("=")
-        if not sep:
-            err_console.print(f"error: --param {item!r}: expected NAME=VALUE")
-            raise typer.Exit(EXIT_USER_ERROR)
-        try:
-            params[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            # `q=!!python/none`, `q=[1`: a value must be a plain number, word or list.
-            err_console.print(f"error: --param {item!r}: {value!r} is not a plain YAML value")
-            raise typer.Exit(EXIT_USER_ERROR) from None
+    params = run_or_exit(lambda: generator_params(param))
     params["seed"] = seed
     made_by = f"{kind} {' '.join(param)} --seed {seed}"
     text, planes = run_or_exit(
@@ -133,3 +121,22 @@ def add_commands(app: typer.Typer) -> None:
     topo.command("cost", short_help="Price a fabric's switches and cables.")(topo_cost)
     topo.command("match", short_help="List configurations of each kind for N hosts.")(topo_match)
     app.add_typer(topo, name="topo")
+
+
+def generator_params(param: list[str]) -> dict[str, Any]:
+    """`-p NAME=VALUE` options as the generator's parameters; a value must be a plain YAML
+    number, word or list (`q=!!python/none` and `q=[1` are refused)."""
+    import yaml
+
+    params: dict[str, Any] = {}
+    for item in param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserErrors.single("", "", f"--param {item!r}: expected NAME=VALUE")
+        try:
+            params[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise UserErrors.single(
+                "", "", f"--param {item!r}: {value!r} is not a plain YAML value"
+            ) from None
+    return params
