@@ -98,13 +98,20 @@ def network(contender: Contender, seed: int) -> SimNetwork:
     )
 
 
-def run(net: SimNetwork, scheme: str, seed: int, workload: str, randomize: bool) -> SimResult:
+def run(
+    net: SimNetwork,
+    scheme: str,
+    seed: int,
+    workload: str,
+    randomize: bool,
+    arrival_rate: float = ARRIVAL_RATE,
+) -> SimResult:
     work = make_workload(
         net,
         workload,
         SIZES,
         seed=seed,
-        arrival_rate=ARRIVAL_RATE,
+        arrival_rate=arrival_rate,
         duration_ps=WINDOW_PS,
         randomize_mapping=randomize,
     )
@@ -171,7 +178,7 @@ def plot(
     axes[0].legend(fontsize=7)
     fig.suptitle(
         f"benchmarks/equal_cost.py: {args.workload}"
-        f"{'' if args.no_randomize else ' randomized'}, NDP {ARRIVAL_RATE:g} flows/s, "
+        f"{'' if args.no_randomize else ' randomized'}, NDP {args.arrival_rate:g} flows/s, "
         f"{SIZES}, seeds {seeds}",
         fontsize=9,
     )
@@ -192,6 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workload", default="uniform")
     parser.add_argument("--no-randomize", action="store_true")
+    parser.add_argument(
+        "--lambda",
+        dest="arrival_rate",
+        type=float,
+        default=ARRIVAL_RATE,
+        help="Flows per second per host (the paper's 300; a light load, e.g. 10, shows the "
+        "latency of the paths alone).",
+    )
     parser.add_argument("--prices", type=Path, default=EXAMPLE_PRICES)
     parser.add_argument("--plot", type=Path, default=None, help="Write Figure 2's bars here.")
     args = parser.parse_args(argv)
@@ -208,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             net = network(contender, seed)
             for scheme in contender.schemes:
                 t = time.perf_counter()
-                result = run(net, scheme, seed, args.workload, not args.no_randomize)
+                result = run(
+                    net, scheme, seed, args.workload, not args.no_randomize, args.arrival_rate
+                )
                 per_scheme[scheme].append(result)
                 # A run whose accounting identities fail is reported, never silently averaged.
                 for warning in result.warnings():
@@ -227,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(
         f"\nthroughput per flow (Gb/s, mean over seeds {seeds}), latency = median FCT of "
-        f"one-packet flows; {args.workload}{'' if args.no_randomize else ' randomized'}, NDP"
+        f"one-packet flows; {args.workload}{'' if args.no_randomize else ' randomized'}, NDP "
+        f"{args.arrival_rate:g} flows/s per host"
     )
     print(
         f"{'network':24} {'scheme':9} {'cost/N ' + currency:>12} {'latency µs':>10} "
