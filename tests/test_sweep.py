@@ -19,6 +19,8 @@ from fatpaths_cfg.sweep.run import execute_sweep, write_report
 from fatpaths_cfg.sweep.spec import SweepPlan, load_sweep
 from fatpaths_cfg.sweep.tasks import TIMING_COLUMNS, run_task
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
 # 2 layer counts x 2 seeds x (analyze + simulate) on an 18-switch Slim Fly: 8 small tasks.
 TINY_SWEEP = """\
 sweep: tiny
@@ -293,3 +295,14 @@ def test_progress_bar_on_a_terminal_and_one_line_per_result_otherwise(
     assert capsys.readouterr().out == (
         "[1/2] ok sf n=4 rho=0.6 random seed=1 analyze permutation/fatpaths: mat=0.5 (0.25 s)\n"
     )
+
+
+@pytest.mark.parametrize("example", sorted((REPO_ROOT / "examples" / "sweeps").glob("*.yaml")))
+def test_every_example_sweep_loads(example: Path) -> None:
+    """The example sweeps the docs point at stay valid as the settings evolve: the equal-cost
+    one names five generated networks and a simulate task of the paper's profile."""
+    plan = load_sweep(example)
+    assert plan.tasks and plan.topologies
+    if example.stem == "equal-cost-10k":
+        assert len(plan.topologies) == 5
+        assert len(plan.tasks) == 5 * 3 * 3  # networks x seeds x schemes
