@@ -306,3 +306,15 @@ def test_every_example_sweep_loads(example: Path) -> None:
     if example.stem == "equal-cost-10k":
         assert len(plan.topologies) == 5
         assert len(plan.tasks) == 5 * 3 * 3  # networks x seeds x schemes
+
+
+def test_a_simulate_task_takes_its_profile_s_sizes_unless_it_names_one() -> None:
+    """`profile: fatpaths-sc20` without a size ran 64 KiB flows (the sweep's own default won);
+    `simulate --profile` takes the profile's web-search sizes, and so does a sweep now."""
+    from fatpaths_cfg.sweep.spec import SimulateTask
+
+    base = {"workload": "uniform", "arrival_rate": 300, "duration": "5ms"}
+    assert SimulateTask(**base, profile="fatpaths-sc20").settings()["size"] == "websearch-sc20"
+    assert SimulateTask(**base, profile="fatpaths-sc20", size="1MB").settings()["size"] == "1MB"
+    assert SimulateTask(**base).settings()["size"] == "64KiB"
+    assert SimulateTask(**base, size="websearch-sc20").settings()["size"] == "websearch-sc20"

@@ -166,6 +166,10 @@ def flow_sizes(spec: str | int, count: int, rng: np.random.Generator) -> IntArra
     return flow_sizes_at(spec, rng.random(count))
 
 
+# Flow-size distributions by name; any other size is a byte count (1500, 64KiB, 2MB).
+SIZE_DISTRIBUTIONS = ("websearch", "websearch-sc20")
+
+
 def flow_sizes_at(spec: str | int, u: npt.NDArray[np.float64]) -> IntArray:
     """The sizes `spec` gives at uniform draws `u` in [0, 1), one flow per draw."""
     if isinstance(spec, int):

@@ -144,13 +144,31 @@ class _SimulateDefaults(_Strict):
     def _transport(cls, value: str | list[str]) -> str | list[str]:
         return _check_names(value, TRANSPORTS, "transport")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_size(cls, data: Any) -> Any:
+        """Without a size, a profile's sizes (as `simulate --profile` takes them), else the
+        sweep's default: a default here that always won made `profile: fatpaths-sc20` run
+        64 KiB flows."""
+        if not isinstance(data, dict) or "size" in data or data.get("profile") is None:
+            return data
+        from fatpaths_cfg.sim.profiles import resolve_profile
+
+        try:
+            preset = resolve_profile(str(data["profile"]), str(data.get("transport", "ndp")))
+        except ValueError:
+            return data  # the profile is checked with the run
+        return {**data, "size": preset.size} if preset.size else data
+
     @field_validator("size")
     @classmethod
     def _size(cls, value: str | list[str]) -> str | list[str]:
+        from fatpaths_cfg.sim.workloads import SIZE_DISTRIBUTIONS
+
         if isinstance(value, list) and not value:
             raise ValueError("give at least one size")
         for size in _listed(value):
-            if size != "websearch":
+            if size not in SIZE_DISTRIBUTIONS:
                 parse_bytes(size)
         return value
 
