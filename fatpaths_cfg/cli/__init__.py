@@ -50,7 +50,7 @@ def _untype_switches(params: list[Any]) -> list[Any]:
 
 def _prepare_tree(command: Any, ctx: Any) -> None:
     """Untype the switches of `command` and the commands below it, and convert their plain
-    option values without pydantic (see cli_values)."""
+    option values without pydantic (see cli/values.py)."""
     params = command.get_params(ctx)
     _untype_switches(params)
     convert_plainly(params)
