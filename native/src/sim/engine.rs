@@ -21,6 +21,7 @@ use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREAC
 use super::nic::HostQueues;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
+use super::phases::Phases;
 use super::random::SimRng;
 use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
@@ -203,6 +204,8 @@ pub struct Datapath {
     copies: CopyLedger,
     /// Data waiting at hosts' NICs, one lane per flow and plane, served round robin.
     host_queues: HostQueues<Queued>,
+    /// Flows grouped into barrier-separated phases (an application loop), if any.
+    phases: Option<Phases>,
 }
 
 /// One flow of the workload.
@@ -244,7 +247,7 @@ fn transport_for(
 
 impl Simulator {
     pub fn new(spec: &NetworkSpec, flows: &[FlowSpec], cfg: SimConfig) -> Result<Self, String> {
-        Self::build(spec, flows, &[], cfg, None)
+        Self::build(spec, flows, &[], &[], cfg, None)
     }
 
     /// Flows where `after[i] != NO_FLOW` start `start` after flow `after[i]` finished at its
@@ -255,7 +258,20 @@ impl Simulator {
         after: &[u32],
         cfg: SimConfig,
     ) -> Result<Self, String> {
-        Self::build(spec, flows, after, cfg, None)
+        Self::build(spec, flows, after, &[], cfg, None)
+    }
+
+    /// Chained flows (`after`, as `chained`) or flows in phases: a flow of phase k > 0 starts
+    /// `start` after the last flow of phase k - 1 finished at its receiver (a barrier; see
+    /// `phases`). A workload has one or the other.
+    pub fn scheduled(
+        spec: &NetworkSpec,
+        flows: &[FlowSpec],
+        after: &[u32],
+        phase: &[u32],
+        cfg: SimConfig,
+    ) -> Result<Self, String> {
+        Self::build(spec, flows, after, phase, cfg, None)
     }
 
     /// A simulation driven by a transport built by the caller (MPTCP with per-connection
@@ -266,13 +282,14 @@ impl Simulator {
         cfg: SimConfig,
         transport: Box<dyn Transport<Datapath>>,
     ) -> Result<Self, String> {
-        Self::build(spec, flows, &[], cfg, Some(transport))
+        Self::build(spec, flows, &[], &[], cfg, Some(transport))
     }
 
     fn build(
         spec: &NetworkSpec,
         flows: &[FlowSpec],
         after: &[u32],
+        phase: &[u32],
         cfg: SimConfig,
         transport: Option<Box<dyn Transport<Datapath>>>,
     ) -> Result<Self, String> {
@@ -334,6 +351,15 @@ impl Simulator {
             });
         }
         chain_flows(&mut records, after)?;
+        let phases = Phases::new(phase, records.len())?;
+        if let Some(phases) = &phases {
+            if !after.is_empty() {
+                return Err("a workload has chained flows or phases, not both".into());
+            }
+            for (i, fl) in records.iter_mut().enumerate() {
+                fl.waiting = phases.waits(i);
+            }
+        }
         choose_planes(&mut records, spec, cfg.plane_choice);
         check_routing(&cfg, spec)?;
         let ports = build_ports(spec);
@@ -410,6 +436,7 @@ impl Simulator {
                 n_flows * spec.n_planes(),
                 spec.n_hosts() * spec.n_planes(),
             ),
+            phases,
         };
         Ok(Simulator {
             net,
@@ -1245,6 +1272,21 @@ impl Datapath {
                 fl.start += self.now;
                 self.events.push(fl.start, EventKind::FlowStart, next, 0);
             }
+            self.release_phase(f);
+        }
+    }
+
+    /// The barrier: when `f` was the last flow of its phase, the next phase's flows start,
+    /// each its `start` (a delay until now) later.
+    fn release_phase(&mut self, f: usize) {
+        let Some(phases) = self.phases.as_mut() else {
+            return;
+        };
+        for &next in phases.finished(f) {
+            let fl = &mut self.flows[next as usize];
+            fl.waiting = false;
+            fl.start += self.now;
+            self.events.push(fl.start, EventKind::FlowStart, next, 0);
         }
     }
 }

@@ -12,7 +12,7 @@
 //! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
 //! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
 //! `tcp` (transports, TCP covering NewReno and DCTCP), `mptcp` (TCP subflows over several
-//! planes with coupled congestion control), `engine` (the datapath and the event
+//! planes with coupled congestion control), `phases` (flows in barrier-separated phases), `engine` (the datapath and the event
 //! loop), `invariants` (the accounting identities every run is checked against), `python` (the small PyO3 surface).
 
 pub mod config;
@@ -27,6 +27,7 @@ pub mod network;
 pub mod nic;
 pub mod packet;
 pub mod pfc;
+pub mod phases;
 pub mod python;
 pub mod random;
 pub mod routing;
@@ -37,6 +38,8 @@ pub mod transport;
 mod tests;
 #[cfg(test)]
 mod tests_mptcp;
+#[cfg(test)]
+mod tests_phases;
 #[cfg(test)]
 mod tests_routing;
 #[cfg(test)]

@@ -90,6 +90,14 @@ fn chain_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<u32>> {
         .collect())
 }
 
+/// Per flow, its phase (iteration of an application loop), or nothing without phases.
+fn phase_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<u32>> {
+    if d.get_item("phase")?.is_none() {
+        return Ok(Vec::new());
+    }
+    unsigned(array(d, "phase")?, "phase")
+}
+
 fn flows_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<FlowSpec>> {
     let src = unsigned(array(d, "src")?, "src")?;
     let dst = unsigned(array(d, "dst")?, "dst")?;
@@ -205,10 +213,11 @@ impl PacketSimulator {
     ) -> PyResult<Self> {
         let spec = network_from(network)?;
         let after = chain_from(flows)?;
+        let phase = phase_from(flows)?;
         let flows = flows_from(flows)?;
         let cfg = config_from(config)?;
         let sim = py
-            .detach(|| Simulator::chained(&spec, &flows, &after, cfg))
+            .detach(|| Simulator::scheduled(&spec, &flows, &after, &phase, cfg))
             .map_err(PyValueError::new_err)?;
         Ok(PacketSimulator { sim })
     }
