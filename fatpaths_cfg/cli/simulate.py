@@ -228,11 +228,26 @@ def _print_table(results: dict[str, SimResult]) -> None:
                 f"max {_figure(rounds['max_us'], 2)} µs",
                 markup=False,
             )
+        _print_loop(console, scheme, summary)
     if any(summary["flows_unfinished"] for summary in summaries.values()):
         console.print("≥: unfinished flows counted at their elapsed time (lower bounds)")
     warm = int(next(iter(summaries.values()))["flows_warmup"])  # type: ignore[call-overload]
     if warm:
         console.print(f"{warm} warm-up flows left out of the statistics")
+
+
+def _print_loop(console: Any, scheme: str, summary: dict[str, object]) -> None:
+    """An application loop's line: its completion time and its iterations' times."""
+    times, total = summary.get("iteration_time"), summary.get("completion_us")
+    if not isinstance(times, dict):
+        return
+    done = f"{summary['iterations_finished']}/{summary['iterations']} iterations"
+    completion = _figure(total) if isinstance(total, float) else "unfinished"
+    console.print(
+        f"{scheme}: {done}, completion time {completion} µs; per iteration median "
+        f"{_figure(times['median_us'], 2)} µs, max {_figure(times['max_us'], 2)} µs",
+        markup=False,
+    )
 
 
 def _throughput_table(summaries: dict[str, dict[str, object]]) -> Any:

@@ -38,7 +38,7 @@ from fatpaths_cfg.sim.run import (
     TRANSPORTS,
     SimConfig,
 )
-from fatpaths_cfg.sim.workloads import PATTERNS, WorkloadError, parse_bytes
+from fatpaths_cfg.sim.workloads import PATTERNS, WorkloadError, parse_bytes, parse_duration_ps
 from fatpaths_cfg.traffic_patterns import ALIASES
 
 # The concerns `fatpaths simulate --help` groups its options by, in the order it lists them.
@@ -103,6 +103,10 @@ def setting(
 
 def _rpc(options: SimOptions) -> bool:
     return options.workload == RPC
+
+
+def _loop(options: SimOptions) -> bool:
+    return options.iterations is not None
 
 
 def _mptcp(options: SimOptions) -> bool:
@@ -195,6 +199,22 @@ class SimOptions:
         "--until-done/--stop-at-duration",
         help="With --duration: keep running after it until every flow finished.",
         group=WORKLOAD,
+    )
+    iterations: int | None = setting(
+        None,
+        "--iterations",
+        help="Application loop (the FatPaths paper's stencil + barrier): N iterations, each "
+        "--compute then one wave of the pattern's flows, the next once all have arrived.",
+        group=WORKLOAD,
+        min=1,
+    )
+    compute: str | None = setting(
+        None,
+        "--compute",
+        help="--iterations: time each host computes before it sends, per iteration (e.g. "
+        "100us; default 0).",
+        group=WORKLOAD,
+        recorded_if=_loop,
     )
     warmup: str | None = setting(
         None,
@@ -695,11 +715,33 @@ def _check_workload(run: SimOptions) -> None:
             f"--lambda {run.arrival_rate:g}",
             "Poisson arrivals need --duration (their arrival window)",
         )
+    _check_loop(run)
     if not run.from_file and not size.startswith("websearch"):
         try:
             parse_bytes(size)
         except WorkloadError as exc:
             raise user_error(f"--size {size}", str(exc)) from None
+
+
+def _check_loop(run: SimOptions) -> None:
+    """--iterations repeats one wave of a pattern's flows: not Poisson arrivals, rpc rounds
+    or a matrix file; --compute belongs to it."""
+    if run.iterations is None:
+        if run.compute is not None:
+            raise user_error(f"--compute {run.compute}", "needs --iterations (an application loop)")
+        return
+    where = f"--iterations {run.iterations}"
+    if run.workload == RPC or run.from_file:
+        raise user_error(where, "loops a traffic pattern, not rpc rounds or a connection matrix")
+    if run.arrival_rate is not None:
+        raise user_error(where, "loops one wave of flows; drop --lambda (Poisson arrivals)")
+    if run.compute is not None:
+        try:
+            compute_ps = parse_duration_ps(run.compute)
+        except (WorkloadError, ValueError):
+            compute_ps = -1
+        if compute_ps < 0:
+            raise user_error(f"--compute {run.compute}", "expected a duration such as 100us")
 
 
 def sim_config(run: SimOptions, duration_ps: int | None, warmup_ps: int) -> SimConfig:

@@ -18,6 +18,7 @@ from fatpaths_cfg.compiled import CompiledFabric, view_of
 from fatpaths_cfg.sim import budget
 from fatpaths_cfg.sim.budget import SimWork
 from fatpaths_cfg.sim.htsim import MatrixCaps, read_connection_matrix
+from fatpaths_cfg.sim.loops import application_loop
 from fatpaths_cfg.sim.network import (
     NetworkLoadError,
     SimNetwork,
@@ -122,7 +123,7 @@ def _workload(
         _, flows = read_connection_matrix(run.workload, network.n_hosts, caps)
         return flows
     sizes: str | int = size if size.startswith("websearch") else parse_bytes(size)
-    return make_workload(
+    wave = make_workload(
         network,
         run.workload,
         sizes,
@@ -132,6 +133,10 @@ def _workload(
         randomize_mapping=run.randomize_mapping,
         offset=run.offset,
     )
+    if run.iterations is None:
+        return wave
+    compute_ps = parse_duration_ps(run.compute) if run.compute else 0
+    return application_loop(wave, run.iterations, compute_ps)
 
 
 def expected_work(n_hosts: int, run: SimOptions, size_given: bool) -> SimWork:
@@ -154,6 +159,10 @@ def expected_work(n_hosts: int, run: SimOptions, size_given: bool) -> SimWork:
         flows = float(n_hosts * (n_hosts - 1) if all_pairs else n_hosts)
         source = f"{pattern} on {n_hosts} hosts"
         flag = "--workload"
+        if run.iterations is not None:
+            flows *= run.iterations
+            source += f" x --iterations {run.iterations}"
+            flag = "--iterations"
     packets = flows * max(1.0, np.ceil(mean_size / mtu))
     return SimWork(flows, packets, f"{source}, {mean_size:,.0f} bytes each", flag)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from .loops import iteration_times_ps
 from .stats import median, percentile
 from .workloads import Workload
 
@@ -202,6 +203,7 @@ class SimResult:
                 "p1": percentile(tput, 1) if len(tput) else None,
             },
             **self._rounds_summary(),
+            **self._loop_summary(),
             "simulated_us": int(c.get("now_ps", 0)) / 1e6,
             "events": events,
             "events_per_second": events / self.cpu_seconds if self.cpu_seconds > 0 else None,
@@ -241,6 +243,22 @@ class SimResult:
             return {}
         done = times[np.isfinite(times)]
         return {"rounds": len(times), "rounds_finished": len(done), "round_time": _stats_us(done)}
+
+    def _loop_summary(self) -> dict[str, object]:
+        """Application loops: per iteration, compute plus its slowest flow, and the loop's
+        completion time (the sum; None when an iteration did not finish)."""
+        phase = self.workload.phase
+        if phase is None:
+            return {}
+        times = iteration_times_ps(phase, np.asarray(self.flows["finish_ps"]))
+        done = times[np.isfinite(times)]
+        finished = len(done) == len(times)
+        return {
+            "iterations": len(times),
+            "iterations_finished": len(done),
+            "iteration_time": _stats_us(done),
+            "completion_us": float(np.sum(times)) / 1e6 if finished else None,
+        }
 
     def write_flows_csv(self, path: str | Path, host_names: list[str] | None = None) -> None:
         fct = self.fct_ps()

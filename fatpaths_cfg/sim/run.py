@@ -370,8 +370,9 @@ def simulate(
             break
     wall, cpu = clock.elapsed()
     flows = {k: np.asarray(v) for k, v in engine.flow_results().items()}
-    if workload.after is not None:
-        # Chained flows started when their predecessor finished: statistics count from then.
+    if workload.after is not None or workload.phase is not None:
+        # Chained flows started when their predecessor finished, a loop's at their barrier:
+        # statistics count from then.
         started = flows["start_ps"]
         workload = replace(workload, start_ps=np.where(started >= 0, started, workload.start_ps))
     return SimResult(

@@ -64,6 +64,9 @@ class Workload:
     # Chained flows: flow i starts start_ps[i] after flow after[i] finished at its receiver
     # (-1: at start_ps[i]); None when no flow waits for another.
     after: npt.NDArray[np.int32] | None = None
+    # Application loops: flow i's iteration; iteration k starts start_ps after the last flow
+    # of iteration k - 1 finished (a barrier; see `loops`). None: no loop.
+    phase: npt.NDArray[np.int32] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.src)
@@ -71,6 +74,8 @@ class Workload:
             raise WorkloadError("src, dst, size and start_ps differ in length")
         if self.after is not None and len(self.after) != n:
             raise WorkloadError("after needs one entry per flow")
+        if self.phase is not None and len(self.phase) != n:
+            raise WorkloadError("phase needs one entry per flow")
 
     def rounds(self) -> npt.NDArray[np.int64] | None:
         """RPC workloads: [round, (request, response)] flow indices, else None."""
@@ -92,6 +97,8 @@ class Workload:
         }
         if self.after is not None:
             d["after"] = np.ascontiguousarray(self.after, dtype=np.int32)
+        if self.phase is not None:
+            d["phase"] = np.ascontiguousarray(self.phase, dtype=np.int32)
         return d
 
 
