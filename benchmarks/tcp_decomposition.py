@@ -11,6 +11,12 @@ least 2.5x faster than ECMP (the paper's Figure 14 speaks of "some flows" gainin
 spurious retransmissions and timeouts per flow. Every run's invariants must hold.
 
     python benchmarks/tcp_decomposition.py [--q 7] [--seed 1] [--only NAME ...] [--json FILE]
+    python benchmarks/tcp_decomposition.py --stencil [--q 7] [--seed 1] [--only NAME ...]
+
+`--stencil` runs the paper's Figure 17 instead (a stencil with compute and barrier phases, TCP,
+200 KB halo messages, FatPaths on n = 4 layers against ECMP): the stencil as one wave of flows,
+as Poisson arrivals, and as the application loop (`simulate --iterations`), and prints each
+one's completion time (the paper's metric) and its FCTs, ECMP / FatPaths.
 
 Slim Fly q=7 (588 hosts) takes about a second per variant here; q=19 (10,830 hosts) minutes.
 """
@@ -31,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sim_paper_repro import MIN_RTO_US, TCP_LAYERS, WARMUP_US, WINDOW_PS, slimfly
 
-from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, simulate
+from fatpaths_cfg.sim import SimConfig, SimNetwork, Workload, make_workload, simulate
+from fatpaths_cfg.sim.loops import application_loop
 from fatpaths_cfg.sim.results import SimResult
 
 # What a flow must gain to count as one of the paper's "some flows".
@@ -146,13 +153,126 @@ def line(row: dict[str, Any]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class StencilVariant:
+    name: str
+    what: str
+    # None: one wave at time zero; else Poisson arrivals (flows/s per host) over 5 ms.
+    arrival_rate: float | None = None
+    iterations: int | None = None
+    compute_us: float = 0.0
+    size: str = "200KB"
+    randomize_mapping: bool = True
+    # SimConfig fields changed for both schemes.
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+# The paper gives no iteration count or compute time: a few iterations, with compute short
+# beside the exchange (about 640 us of a NIC's time for four 200 KB messages) and as long.
+STENCIL_ITERATIONS = 5
+STENCIL_VARIANTS = (
+    StencilVariant("wave", "one wave of halo messages at t=0, no loop (the Fig. 17 row)"),
+    StencilVariant("poisson", "Poisson arrivals to stencil peers, lambda 200, 5 ms",
+                   arrival_rate=200.0),
+    StencilVariant("loop", "5 iterations: compute 100 us, exchange, barrier",
+                   iterations=STENCIL_ITERATIONS, compute_us=100.0),
+    StencilVariant("loop c0", "5 iterations without compute: exchange, barrier",
+                   iterations=STENCIL_ITERATIONS),
+    StencilVariant("loop c1ms", "5 iterations: compute 1 ms, exchange, barrier",
+                   iterations=STENCIL_ITERATIONS, compute_us=1000.0),
+    StencilVariant("loop 2MB", "5 iterations, compute 100 us, 2 MB messages (the paper's XP)",
+                   iterations=STENCIL_ITERATIONS, compute_us=100.0, size="2MB"),
+    StencilVariant("loop no map", "5 iterations, compute 100 us, ranks in host order",
+                   iterations=STENCIL_ITERATIONS, compute_us=100.0, randomize_mapping=False),
+    StencilVariant("loop per flow", "5 iterations, compute 100 us, one layer per flow (gap 1 s)",
+                   iterations=STENCIL_ITERATIONS, compute_us=100.0,
+                   config={"flowlet_gap_us": 1e6}),
+)  # fmt: skip
+
+
+def stencil_workload(net: SimNetwork, variant: StencilVariant, seed: int) -> Workload:
+    wave = make_workload(
+        net,
+        "stencil",
+        variant.size,
+        seed=seed,
+        arrival_rate=variant.arrival_rate,
+        duration_ps=WINDOW_PS if variant.arrival_rate else None,
+        randomize_mapping=variant.randomize_mapping,
+    )
+    if variant.iterations is None:
+        return wave
+    return application_loop(wave, variant.iterations, round(variant.compute_us * 1e6))
+
+
+def measure_stencil(net: SimNetwork, variant: StencilVariant, seed: int) -> dict[str, Any]:
+    """ECMP and FatPaths on the same stencil flows: completion time, per-iteration times of a
+    loop, mean and p99 FCT (every flow: the loop has no warm-up), spurious retransmissions."""
+    work = stencil_workload(net, variant, seed)
+    started = time.process_time()
+    row: dict[str, Any] = {"variant": variant.name, "what": variant.what, "flows": work.n_flows}
+    for lb in ("ecmp", "fatpaths"):
+        config = SimConfig(
+            transport="tcp",
+            load_balancing=lb,
+            fatpaths_layers=TCP_LAYERS if lb == "fatpaths" else None,
+            min_rto_us=MIN_RTO_US,
+            seed=seed,
+        )
+        result = simulate(net, work, replace(config, **variant.config))
+        broken = [i for i in result.invariants if not i.holds]
+        if broken:
+            raise SystemExit(f"{variant.name} {lb}: invariant {broken[0].name} broken")
+        summary = result.summary()
+        fct = fct_us(result)
+        if not np.all(np.isfinite(fct)):
+            raise SystemExit(f"{variant.name} {lb}: {int(np.sum(~np.isfinite(fct)))} unfinished")
+        counters = result.counters
+        sent = max(1, int(counters.get("data_packets_sent", 0)))
+        iteration = summary.get("iteration_time")
+        row[lb] = {
+            "completion_us": float(np.max(result.flows["finish_ps"])) / 1e6,
+            "iteration_median_us": iteration["median_us"] if isinstance(iteration, dict) else None,
+            "mean_us": float(np.mean(fct)),
+            "p99_us": float(np.percentile(fct, 99)),
+            "spurious_share": int(counters.get("spurious_retransmissions", 0)) / sent,
+            "timeouts_per_flow": int(counters.get("timeouts", 0)) / work.n_flows,
+        }
+    row["cpu_s"] = time.process_time() - started
+    return row
+
+
+def stencil_line(row: dict[str, Any]) -> str:
+    e, f = row["ecmp"], row["fatpaths"]
+
+    def pair(key: str) -> str:
+        return f"{e[key]:9,.1f} / {f[key]:9,.1f} us = {e[key] / f[key]:4.2f}"
+
+    per_iteration = (
+        f"; per iteration (median) {pair('iteration_median_us')}"
+        if e["iteration_median_us"] is not None
+        else ""
+    )
+    return (
+        f"{row['variant']:<13} completion {pair('completion_us')}{per_iteration}; "
+        f"mean FCT {pair('mean_us')}; p99 FCT {pair('p99_us')}; spurious "
+        f"{e['spurious_share']:5.1%} / {f['spurious_share']:5.1%}, timeouts/flow "
+        f"{e['timeouts_per_flow']:.2f} / {f['timeouts_per_flow']:.2f} "
+        f"({row['flows']} flows, {row['cpu_s']:.1f} CPU-s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--q", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
     parser.add_argument("--json", type=Path, help="write every row here as JSON")
+    parser.add_argument("--stencil", action="store_true", help="the Figure 17 stencil variants")
     args = parser.parse_args()
+    if args.stencil:
+        stencil_main(args)
+        return
     chosen = [v for v in VARIANTS if not args.only or v.name in args.only]
     net = slimfly(args.q, args.seed)
     print(
@@ -165,6 +285,23 @@ def main() -> None:
         row = measure(net, variant, args.seed)
         rows.append(row)
         print(line(row), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def stencil_main(args: argparse.Namespace) -> None:
+    chosen = [v for v in STENCIL_VARIANTS if not args.only or v.name in args.only]
+    net = slimfly(args.q, args.seed)
+    print(
+        f"Slim Fly q={args.q} ({net.n_hosts} hosts), seed {args.seed}, stencil, TCP, "
+        f"ECMP / FatPaths (n = 4), ratios above 1: FatPaths faster",
+        flush=True,
+    )
+    rows = []
+    for variant in chosen:
+        row = measure_stencil(net, variant, args.seed)
+        rows.append(row)
+        print(stencil_line(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 
