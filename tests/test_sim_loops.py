@@ -5,6 +5,7 @@ compute time; the loop's completion time is what the paper's Figure 17 reports."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from fatpaths_cfg.cli import build_app
+from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.sim import SimConfig, SimNetwork, network_from_topology, simulate
 from fatpaths_cfg.sim.loops import application_loop, iteration_times_ps
+from fatpaths_cfg.sim.options import SimOptions, resolved
 from fatpaths_cfg.sim.results import SimResult
 from fatpaths_cfg.sim.workloads import Workload, WorkloadError, make_workload
 
@@ -116,6 +119,15 @@ def test_simulate_iterations_prints_and_records_the_completion_time(tmp_path: Pa
     summary = json.loads((out / "summary.json").read_text())
     assert summary["completion_us"] >= 3 * 10.0
     assert summary["workload"]["compute_ps"] == 10 * US
+
+
+def test_a_profile_lends_a_loop_its_link_and_sizes_but_not_its_arrivals() -> None:
+    run, _ = resolved(SimOptions(workload="stencil", profile="fatpaths-sc20", transport="tcp",
+                                 iterations=2, compute="5us"))  # fmt: skip
+    assert run.arrival_rate is None and run.duration is None and run.warmup is None
+    assert run.link_gbps == 10.0 and run.size == "websearch-sc20" and run.min_rto_us == 200.0
+    with pytest.raises(UserErrors, match="drop --lambda"):
+        resolved(replace(run, arrival_rate=100.0, duration="1ms"))
 
 
 @pytest.mark.parametrize(

@@ -665,6 +665,10 @@ def resolved(options: SimOptions) -> tuple[SimOptions, list[str]]:
         preset = resolve_profile(options.profile, options.transport)
     except ValueError as exc:
         raise plain_error(str(exc)) from None
+    if options.iterations is not None:
+        # A loop's timing is its own: the profile's Poisson arrivals, window and warm-up
+        # describe another experiment (its link, frame, RTO and sizes still apply).
+        preset = replace(preset, arrival_rate=None, duration=None, warmup=None)
     size = options.size or preset.size or "1MB"
     arrival_rate = options.arrival_rate
     run = replace(
