@@ -113,7 +113,7 @@ EXPERIMENTS = (
     Experiment(
         "Fig. 17", "stencil, 200 KB, TCP", "tcp", "stencil", "200KB", None,
         "completion", (ECMP, LETFLOW, ("fatpaths", "fatpaths", TCP_LAYERS)), "> 2.5",
-        "one wave of stencil flows without the compute and barrier phases",
+        "one wave of stencil flows (the loop with compute + barrier: tcp_decomposition --stencil)",
     ),
 )  # fmt: skip
 
