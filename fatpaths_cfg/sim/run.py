@@ -11,6 +11,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from fatpaths_cfg.support.names import SINGLE_PATH, current_name
+
 from .network import SimNetwork
 from .results import Invariant, SimResult
 from .workloads import Workload
@@ -21,9 +23,9 @@ TRANSPORTS = ("ndp", "tcp", "dctcp", "mptcp")
 PLANE_CHOICES = ("hash", "round-robin", "fewest-hops")
 PATH_CHOICES = ("kshortest", "layers")
 SUBFLOW_TRANSPORTS = ("tcp", "dctcp")
-# `minimal` is single-path minimal routing; `ecmp`, `letflow` and `spray` spread over every
+# `single-path` is one fixed minimal path per flow; `ecmp`, `letflow` and `spray` spread over every
 # equal-cost minimal path of the full network; `fatpaths` uses the compiled layers.
-LOAD_BALANCING = ("minimal", "ecmp", "letflow", "spray", "fatpaths")
+LOAD_BALANCING = ("single-path", "ecmp", "letflow", "spray", "fatpaths")
 # How FatPaths picks layers (native/src/sim/layers.rs): `adaptive` scores layers per flow and
 # moves on congestion signals; `uniform` is the memoryless baseline.
 LAYER_POLICIES = ("adaptive", "uniform")
@@ -96,7 +98,7 @@ class SimConfig:
     layer_policy: str = "adaptive"
     # TCP/DCTCP: spread each window over one smoothed RTT instead of line-rate bursts.
     tcp_pacing: bool = False
-    # Baselines (minimal, ecmp, letflow, spray) route on the full network's minimal paths; when
+    # Baselines (single-path, ecmp, letflow, spray) route on the full network's minimal paths; when
     # False they use the compiled layer 1 as it is (the behaviour before baselines were fair).
     baselines_on_full_network: bool = True
     # Stop at this simulated time; None runs until every flow is done.
@@ -127,6 +129,8 @@ class SimConfig:
     subflow_transport: str = "tcp"
 
     def __post_init__(self) -> None:
+        # The old name of a scheme is read as the new one, so results carry one name.
+        object.__setattr__(self, "load_balancing", current_name(self.load_balancing))
         if self.transport not in TRANSPORTS:
             raise ValueError(f"transport {self.transport!r}: expected one of {TRANSPORTS}")
         if self.load_balancing not in LOAD_BALANCING:
@@ -220,11 +224,11 @@ class SimConfig:
             raise ValueError(f"fatpaths layers {bad} outside 1..{network.n_layers}")
         return {
             "transport": self.transport,
-            # `minimal` is ECMP's fixed per-flow path on a network with one next hop per switch.
+            # `single-path` is ECMP's fixed per-flow path on a network with one next hop per switch.
             # (MPTCP picks its subflows' paths itself.)
             "load_balancing": (
                 "ecmp"
-                if self.load_balancing == "minimal" or self.transport == "mptcp"
+                if self.load_balancing == SINGLE_PATH or self.transport == "mptcp"
                 else self.load_balancing
             ),
             "layer_policy": self.layer_policy,
@@ -281,7 +285,7 @@ class SimConfig:
         if self.transport == "mptcp":
             # k-shortest subflows pick among every equal-cost minimal path.
             return network.baseline(multipath=True)
-        return network.baseline(multipath=self.load_balancing != "minimal")
+        return network.baseline(multipath=self.load_balancing != SINGLE_PATH)
 
     def _on_compiled_layers(self) -> bool:
         """Whether paths come from the compiled layers (FatPaths, or MPTCP subflows on layers);
