@@ -35,8 +35,13 @@ import os
 import resource
 import sys
 
+# isort: off
+# fatpaths first, as in its command: the package sets what numpy's import starts (one OpenBLAS
+# thread; fatpaths_cfg/__init__.py), which is part of the whole process this script measures.
+import fatpaths_cfg  # noqa: F401
 import numpy as np
 
+# isort: on
 from fatpaths_cfg.sim import (
     SimConfig,
     Workload,
