@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.analysis.diversity import disjoint_shortest_paths, pair_diversity
-from fatpaths_cfg.analysis.paths import sample_pairs
+from fatpaths_cfg.analysis.path_sampling import sample_pairs
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import host_pairs, switch_demand
 from fatpaths_cfg.cli.analyze import add_commands

@@ -6,7 +6,7 @@ import pytest
 
 from fatpaths_cfg.sim.options import SimOptions, run_schemes
 from fatpaths_cfg.sim.run import LOAD_BALANCING, SimConfig
-from fatpaths_cfg.support.names import RENAMED, current_name
+from fatpaths_cfg.support.scheme_names import RENAMED, current_name
 from fatpaths_cfg.sweep.spec import AnalyzeTask, layer_independent
 
 

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
 from fatpaths_cfg.compiled.paths import Path, layer_paths, walk
 from fatpaths_cfg.fabric import Fabric
-from fatpaths_cfg.support.names import SINGLE_PATH, current_name
+from fatpaths_cfg.support.scheme_names import SINGLE_PATH, current_name
 
 SCHEMES = ("fatpaths", SINGLE_PATH, "ecmp")
 

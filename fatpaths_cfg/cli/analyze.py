@@ -21,12 +21,12 @@ from fatpaths_cfg.analysis.traffic import (
 from fatpaths_cfg.cli.common import refuse, run_or_exit
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.support.console import make_console, make_progress, make_table
-from fatpaths_cfg.support.names import current_name
 from fatpaths_cfg.support.output import OutputTree
+from fatpaths_cfg.support.scheme_names import current_name
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
-    from fatpaths_cfg.analysis.planes import PlaneSet
+    from fatpaths_cfg.analysis.plane_set import PlaneSet
 
 console = make_console()
 
@@ -332,8 +332,8 @@ def planes_command(
         planes_plot,
         study_planes,
     )
+    from fatpaths_cfg.analysis.plane_set import plane_next_hops
     from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
-    from fatpaths_cfg.analysis.planes import plane_next_hops
 
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
     _known(scheme_list, tuple(PLANE_SCHEMES), "--plane-schemes")
@@ -368,7 +368,7 @@ def planes_command(
 def _plane_set(compiled: LoadedCompiled) -> tuple[PlaneSet, list[np.ndarray]]:
     """The fabric as planes, or a user error naming what the plane analysis cannot take (a
     plane mixing link speeds, a host without an uplink per plane)."""
-    from fatpaths_cfg.analysis.planes import plane_set_from_fabric
+    from fatpaths_cfg.analysis.plane_set import plane_set_from_fabric
     from fatpaths_cfg.errors import UserErrors
 
     try:

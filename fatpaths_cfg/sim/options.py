@@ -39,7 +39,7 @@ from fatpaths_cfg.sim.run import (
     SimConfig,
 )
 from fatpaths_cfg.sim.workloads import PATTERNS, WorkloadError, parse_bytes
-from fatpaths_cfg.support.names import current_name
+from fatpaths_cfg.support.scheme_names import current_name
 from fatpaths_cfg.traffic_patterns import ALIASES
 
 # The concerns `fatpaths simulate --help` groups its options by, in the order it lists them.

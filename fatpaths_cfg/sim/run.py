@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from fatpaths_cfg.support.names import SINGLE_PATH, current_name
+from fatpaths_cfg.support.scheme_names import SINGLE_PATH, current_name
 
 from .network import SimNetwork
 from .results import Invariant, SimResult

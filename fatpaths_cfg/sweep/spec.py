@@ -28,7 +28,7 @@ from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
 from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
 from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
 from fatpaths_cfg.support.memory import available_memory, cpu_time, gib
-from fatpaths_cfg.support.names import SINGLE_PATH, current_name
+from fatpaths_cfg.support.scheme_names import SINGLE_PATH, current_name
 
 # Part of every task key: a change in what a task computes must not reuse old rows.
 TASK_VERSION = "fatpaths.sweep-task/1"
@@ -62,7 +62,7 @@ def _listed(value: Any) -> list[Any]:
 
 
 def _renamed(values: str | list[str]) -> str | list[str]:
-    """A scheme's old name read as its new one (support/names.py)."""
+    """A scheme's old name read as its new one (support/scheme_names.py)."""
     if isinstance(values, list):
         return [current_name(v) for v in values]
     return current_name(values)
