@@ -16,8 +16,14 @@ from typing import Any, Literal
 
 from fatpaths_cfg.ifnames import kernel_ifname
 
-# Inside the package, so a wheel installs them as package data of fatpaths_cfg.
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+# The platform packages: `<name>/` holds a platform's descriptor (its `__init__`), its code and
+# its `templates/`, package data of fatpaths_cfg that a wheel installs beside the code.
+PACKAGES = Path(__file__).resolve().parent
+
+
+def default_template_folder(name: str) -> Path:
+    """Where the templates of platform `name` are unless its descriptor names a folder."""
+    return PACKAGES / name / "templates"
 
 
 @dataclass(frozen=True)
@@ -152,8 +158,8 @@ class Platform:
     netns:     its node in the namespace lab, None if that lab cannot run it.
     deploy:    how it is deployed, None if it cannot be.
     port_names: how its configs name inventory ports (see the field), None: as they are.
-    templates: the folder of its templates, `fatpaths_cfg/templates/<name>/` unless given;
-               templates name each other from the templates root (`{% include "frr/routes.j2" %}`).
+    templates: the folder of its templates, `fatpaths_cfg/platforms/<name>/templates/` unless
+               given; templates name each other by platform (`{% include "frr/routes.j2" %}`).
     """
 
     name: str
@@ -177,7 +183,7 @@ class Platform:
 
     @property
     def template_folder(self) -> Path:
-        return self.templates if self.templates is not None else TEMPLATES / self.name
+        return self.templates if self.templates is not None else default_template_folder(self.name)
 
     def paths(self, switch: str) -> tuple[str, ...]:
         """A switch's files, relative to `configs/<name>/`."""

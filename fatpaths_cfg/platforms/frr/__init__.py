@@ -1,4 +1,8 @@
-"""`frr`: a Linux switch running FRR (what the lab runs): iproute2 interfaces, FRR routes."""
+"""`frr`: a Linux switch running FRR (what the lab runs): iproute2 interfaces, FRR routes.
+
+The platform's package: this descriptor, `render` (interfaces.sh as plain loops) and
+`templates/` (frr.conf and the route lines sonic's and cumulus' frr.conf include).
+"""
 
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ PLATFORM = Platform(
         SwitchFile(
             "{switch}/interfaces.sh",
             f"{READERS}:read_iproute2_addresses",
-            builder="fatpaths_cfg.render.iproute2:frr_interfaces_sh",
+            builder=f"{__name__}.render:frr_interfaces_sh",
             holds="addresses",
         ),
     ),

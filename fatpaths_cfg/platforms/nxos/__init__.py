@@ -1,4 +1,8 @@
-"""`nxos`: Cisco NX-OS running-config (Nexus 9000), one file per switch."""
+"""`nxos`: Cisco NX-OS running-config (Nexus 9000), one file per switch.
+
+The platform's package: this descriptor, `render` (the release the header claims) and
+`templates/`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ PLATFORM = Platform(
         SwitchFile(
             "{switch}.cfg",
             "fatpaths_cfg.verify.vendor_readers:read_nxos",
-            builder="fatpaths_cfg.render.nxos:running_config",
+            builder=f"{__name__}.render:running_config",
         ),
     ),
     encodings=("prefix",),

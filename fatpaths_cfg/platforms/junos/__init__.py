@@ -1,4 +1,7 @@
-"""`junos`: Juniper Junos (QFX-style switching) as `load set` commands, one file per switch."""
+"""`junos`: Juniper Junos (QFX-style switching) as `load set` commands, one file per switch.
+
+The platform's package: this descriptor, `render` and `templates/`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ PLATFORM = Platform(
         SwitchFile(
             "{switch}.set",
             "fatpaths_cfg.verify.vendor_readers:read_junos_set",
-            builder="fatpaths_cfg.render.junos:set_commands",
+            builder=f"{__name__}.render:set_commands",
         ),
     ),
     encodings=("prefix",),

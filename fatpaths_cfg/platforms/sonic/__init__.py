@@ -1,7 +1,7 @@
 """`sonic`: a SONiC device directory (config_db.json + frr.conf), as Batfish reads it.
 
-config_db.json is structured data, built in `render.sonic` and dumped with json; only frr.conf
-goes through a template.
+The platform's package: this descriptor, `render` (config_db.json is structured data, built
+there and dumped with json) and `templates/` (only frr.conf goes through a template).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ PLATFORM = Platform(
         SwitchFile(
             "{switch}/config_db.json",
             f"{READERS}:read_config_db",
-            builder="fatpaths_cfg.render.sonic:config_db_json",
+            builder=f"{__name__}.render:config_db_json",
             holds="addresses",
         ),
     ),
@@ -44,7 +44,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="sonic-vs",
         image="sonic",
-        ifname="fatpaths_cfg.platforms.sonic:clab_ifname",
+        ifname=f"{__name__}:clab_ifname",
         default_image="docker-sonic-vs:latest",
         binds=(
             ("{switch}/config_db.json", "/etc/sonic/config_db.json"),

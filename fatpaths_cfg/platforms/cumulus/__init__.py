@@ -1,10 +1,14 @@
-"""`cumulus`: Cumulus Linux with ifupdown2 and FRR (/etc/network/interfaces, /etc/frr/frr.conf)."""
+"""`cumulus`: Cumulus Linux with ifupdown2 and FRR (/etc/network/interfaces, /etc/frr/frr.conf).
+
+The platform's package: this descriptor, `render` (both files and Batfish's concatenated one)
+and `templates/`.
+"""
 
 from __future__ import annotations
 
 from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
 
-RENDER = "fatpaths_cfg.render.cumulus"
+RENDER = f"{__name__}.render"
 
 PLATFORM = Platform(
     name="cumulus",

@@ -1,4 +1,8 @@
-"""`linux`: a plain Linux box as a switch, one iproute2 script with addresses and routes."""
+"""`linux`: a plain Linux box as a switch, one iproute2 script with addresses and routes.
+
+The platform's package: this descriptor and `templates/` (the script; frr's interfaces.sh
+renders its addresses part as plain loops).
+"""
 
 from __future__ import annotations
 
