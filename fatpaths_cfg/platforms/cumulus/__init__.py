@@ -1,12 +1,12 @@
 """`cumulus`: Cumulus Linux with ifupdown2 and FRR (/etc/network/interfaces, /etc/frr/frr.conf).
 
-The platform's package: this descriptor, `render` (both files and Batfish's concatenated one)
-and `templates/`.
+The platform's package: this descriptor, `render` (both files and Batfish's concatenated one),
+`reader` (the interfaces file read back for verify; frr.conf is read as frr's) and `templates/`.
 """
 
 from __future__ import annotations
 
-from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
+from fatpaths_cfg.platforms.descriptor import READERS, Limits, Platform, Snapshot, SwitchFile
 
 RENDER = f"{__name__}.render"
 
@@ -16,13 +16,13 @@ PLATFORM = Platform(
     files=(
         SwitchFile(
             "{switch}/frr.conf",
-            "fatpaths_cfg.verify.readers:read_frr_routes",
+            f"{READERS}:read_frr_routes",
             builder=f"{RENDER}:frr_conf",
             holds="routes",
         ),
         SwitchFile(
             "{switch}/interfaces",
-            "fatpaths_cfg.verify.vendor_readers:read_cumulus_interfaces",
+            f"{__name__}.reader:read_cumulus_interfaces",
             builder=f"{RENDER}:interfaces",
             holds="addresses",
         ),

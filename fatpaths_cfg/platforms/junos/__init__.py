@@ -1,6 +1,7 @@
 """`junos`: Juniper Junos (QFX-style switching) as `load set` commands, one file per switch.
 
-The platform's package: this descriptor, `render` and `templates/`.
+The platform's package: this descriptor, `render`, `reader` (the set commands read back for
+verify) and `templates/`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ PLATFORM = Platform(
     files=(
         SwitchFile(
             "{switch}.set",
-            "fatpaths_cfg.verify.vendor_readers:read_junos_set",
+            f"{__name__}.reader:read_junos_set",
             builder=f"{__name__}.render:set_commands",
         ),
     ),

@@ -1,7 +1,7 @@
 """`nxos`: Cisco NX-OS running-config (Nexus 9000), one file per switch.
 
-The platform's package: this descriptor, `render` (the release the header claims) and
-`templates/`.
+The platform's package: this descriptor, `render` (the release the header claims),
+`reader` (the running-config read back for verify) and `templates/`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ PLATFORM = Platform(
     files=(
         SwitchFile(
             "{switch}.cfg",
-            "fatpaths_cfg.verify.vendor_readers:read_nxos",
+            f"{__name__}.reader:read_nxos",
             builder=f"{__name__}.render:running_config",
         ),
     ),

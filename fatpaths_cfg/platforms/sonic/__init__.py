@@ -1,7 +1,8 @@
 """`sonic`: a SONiC device directory (config_db.json + frr.conf), as Batfish reads it.
 
 The platform's package: this descriptor, `render` (config_db.json is structured data, built
-there and dumped with json) and `templates/` (only frr.conf goes through a template).
+there and dumped with json), `reader` (config_db.json read back for verify; frr.conf is read as
+frr's) and `templates/` (only frr.conf goes through a template).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Sequence
 
 from fatpaths_cfg.platforms.descriptor import (
     FRR_CONF,
-    READERS,
     ClabNode,
     Deploy,
     Limits,
@@ -32,7 +32,7 @@ PLATFORM = Platform(
         FRR_CONF,
         SwitchFile(
             "{switch}/config_db.json",
-            f"{READERS}:read_config_db",
+            f"{__name__}.reader:read_config_db",
             builder=f"{__name__}.render:config_db_json",
             holds="addresses",
         ),
