@@ -24,7 +24,6 @@ from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.render.base import BACKUP_DISTANCE
-from fatpaths_cfg.render.native_ports import port_naming
 from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, PendingFile, RouteBlock
 
 LOOPBACK = "lo"
@@ -292,7 +291,7 @@ def _switch_reader(
     name = loaded.fabric.switches[switch].name
     descriptor = PLATFORMS[platform]
     ifnames = _ifname_map(loaded, switch) if descriptor.kernel else {}
-    naming = port_naming(descriptor)
+    naming = descriptor.port_names
     if naming is not None:
         ifnames = naming.names(loaded.fabric.switches[switch].ports)
     return _SwitchReader(parsed, out, name, switch, ifnames)

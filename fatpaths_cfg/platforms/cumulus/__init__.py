@@ -6,9 +6,14 @@ The platform's package: this descriptor, `render` (both files and Batfish's conc
 
 from __future__ import annotations
 
+import re
+
 from fatpaths_cfg.platforms.descriptor import READERS, Limits, Platform, Snapshot, SwitchFile
+from fatpaths_cfg.platforms.port_names import PortNaming
 
 RENDER = f"{__name__}.render"
+# Cumulus names front-panel ports swp<N> (and swp<N>s<M> for a split port).
+PORTS = PortNaming("cumulus", re.compile(r"swp\d+(s\d+)?"), {1: "swp{0}", 2: "swp{0}s{1}"})
 
 PLATFORM = Platform(
     name="cumulus",
@@ -32,5 +37,5 @@ PLATFORM = Platform(
     limits=Limits(routes=65_536, vlans=4094, static_macs=0),
     # Batfish reads Cumulus as one concatenated file (`CUMULUS_CONCATENATED`).
     snapshot=Snapshot(folder="configs", builder=f"{RENDER}:snapshot"),
-    port_names="fatpaths_cfg.render.native_ports:CUMULUS_PORTS",
+    port_names=PORTS,
 )

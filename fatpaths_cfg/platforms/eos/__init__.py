@@ -39,7 +39,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="arista_ceos",
         image="ceos",
-        ifname=f"{__name__}:clab_ifname",
+        ifname=clab_ifname,
         default_image="ceos:4.32.0F",
         startup_config="{switch}.cfg",
     ),

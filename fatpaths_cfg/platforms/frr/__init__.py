@@ -17,6 +17,7 @@ from fatpaths_cfg.platforms.descriptor import (
     Platform,
     Snapshot,
     SwitchFile,
+    kernel_port_name,
 )
 
 PLATFORM = Platform(
@@ -41,7 +42,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="linux",
         image="frr",
-        ifname="fatpaths_cfg.platforms.descriptor:kernel_port_name",
+        ifname=kernel_port_name,
         binds=(
             ("{switch}/frr.conf", "/etc/frr/frr.conf"),
             ("{switch}/interfaces.sh", f"{CLAB_ROOT}/interfaces.sh:ro"),

@@ -16,6 +16,7 @@ from fatpaths_cfg.platforms.descriptor import (
     Platform,
     Snapshot,
     SwitchFile,
+    kernel_port_name,
 )
 
 PLATFORM = Platform(
@@ -33,7 +34,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="linux",
         image="host",
-        ifname="fatpaths_cfg.platforms.descriptor:kernel_port_name",
+        ifname=kernel_port_name,
         binds=(("{switch}.sh", f"{CLAB_ROOT}/switch.sh:ro"),),
         exec=(f"sh {CLAB_ROOT}/switch.sh",),
     ),

@@ -6,7 +6,17 @@ The platform's package: this descriptor, `render` (the release the header claims
 
 from __future__ import annotations
 
+import re
+
 from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
+from fatpaths_cfg.platforms.port_names import PortNaming
+
+# NX-OS names front-panel ports Ethernet<slot>/<port> (and /<breakout> for a split port).
+PORTS = PortNaming(
+    "nxos",
+    re.compile(r"Ethernet\d+/\d+(/\d+)?"),
+    {1: "Ethernet1/{0}", 2: "Ethernet{0}/{1}", 3: "Ethernet{0}/{1}/{2}"},
+)
 
 PLATFORM = Platform(
     name="nxos",
@@ -23,5 +33,5 @@ PLATFORM = Platform(
     # NX-OS reserves VLANs 3968-4094.
     limits=Limits(routes=131_072, vlans=3967, static_macs=0),
     snapshot=Snapshot(folder="configs"),
-    port_names="fatpaths_cfg.render.native_ports:NXOS_PORTS",
+    port_names=PORTS,
 )

@@ -44,7 +44,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="sonic-vs",
         image="sonic",
-        ifname=f"{__name__}:clab_ifname",
+        ifname=clab_ifname,
         default_image="docker-sonic-vs:latest",
         binds=(
             ("{switch}/config_db.json", "/etc/sonic/config_db.json"),
