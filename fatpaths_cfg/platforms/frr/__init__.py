@@ -1,7 +1,8 @@
 """`frr`: a Linux switch running FRR (what the lab runs): iproute2 interfaces, FRR routes.
 
-The platform's package: this descriptor, `render` (interfaces.sh as plain loops) and
-`templates/` (frr.conf and the route lines sonic's and cumulus' frr.conf include).
+The platform's package: this descriptor, `render` (interfaces.sh as plain loops), `deploy`
+(the FRR box's NAPALM driver and the routes it compares) and `templates/` (frr.conf and the
+route lines sonic's and cumulus' frr.conf include).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ PLATFORM = Platform(
     netns=NetnsNode(script="{switch}/interfaces.sh", frr_conf="{switch}/frr.conf"),
     deploy=Deploy(
         candidate="{switch}",
-        driver="fatpaths_cfg.deploy.frr_driver:FrrDriver",
+        driver=f"{__name__}.deploy:FrrDriver",
         ssh=True,
-        routes="fatpaths_cfg.deploy.state:frr_candidate_routes",
+        routes=f"{__name__}.deploy:frr_candidate_routes",
     ),
 )

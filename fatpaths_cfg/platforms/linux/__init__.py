@@ -1,7 +1,8 @@
 """`linux`: a plain Linux box as a switch, one iproute2 script with addresses and routes.
 
-The platform's package: this descriptor and `templates/` (the script; frr's interfaces.sh
-renders its addresses part as plain loops).
+The platform's package: this descriptor, `deploy` (the Linux box's NAPALM driver and the
+routes it compares) and `templates/` (the script; frr's interfaces.sh renders its addresses
+part as plain loops).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ PLATFORM = Platform(
     netns=NetnsNode(script="{switch}.sh"),
     deploy=Deploy(
         candidate="{switch}.sh",
-        driver="fatpaths_cfg.deploy.linux_driver:LinuxDriver",
+        driver=f"{__name__}.deploy:LinuxDriver",
         ssh=True,
-        routes="fatpaths_cfg.deploy.state:script_candidate_routes",
+        routes=f"{__name__}.deploy:script_candidate_routes",
     ),
 )
