@@ -247,7 +247,7 @@ def platform_pages() -> dict[str, str]:
                 f"driver `{driver}`, candidate `{deploy.candidate}`"
                 + (
                     "; ordered rounds (`deploy --from`): yes."
-                    if name in ("frr", "linux")
+                    if deploy.rounds
                     else "; ordered rounds: no (whole configs only)."
                 )
                 if deploy is not None

@@ -13,7 +13,6 @@ running state is read back against the files and the fabric is walked once more.
 from __future__ import annotations
 
 import contextlib
-import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,20 +33,17 @@ from fatpaths_cfg.deploy.push import (
     driver_for,
     plan_targets,
 )
-from fatpaths_cfg.deploy.state import RouteTable, drift_problem
+from fatpaths_cfg.deploy.state import RouteLine, RouteTable, drift_problem
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.plan.rounds import CLEANUP, Round, StateProof, walk_state
 from fatpaths_cfg.plan.run import Plan, make_plan
 from fatpaths_cfg.plan.view import RouteView
+from fatpaths_cfg.platforms import PLATFORMS
 
-# Platforms whose driver changes single routes; the others replace whole configs only.
-ORDERED_PLATFORMS = ("frr", "linux")
 # Switches a round pushes to and reads back at once (see _Fabric.pool).
 WIDE = 16
 EXIT_ROLLED_BACK = 1
 EXIT_ROLLBACK_UNVERIFIED = 3
-
-RouteLine = tuple[str, str, str]  # (family, prefix, next-hop address)
 
 
 @dataclass(frozen=True)
@@ -97,53 +93,22 @@ def _lines_of(view: RouteView, layer: int, switch: str, dest: str, hop: str) -> 
     return [line for line in written if line is not None]
 
 
-def frr_change_command(vtysh: str, add: list[RouteLine], remove: list[RouteLine]) -> str:
-    """The round's lines as shell: `vtysh -f` reading first every new route, then, as a second
-    file, the old ones' removal (make before break: each state of the switch is one the plan
-    proved), the second only if the first went in. Two files, not one: FRR applies one file as
-    one transaction, and within it a route whose old next hop goes and new one comes may be
-    withdrawn and added again, which the hitless benchmark saw as probes lost to "net
-    unreachable". A file, not a `-c` per line: the push takes half the time."""
-
-    def text(lines: list[RouteLine], verb: str) -> str:
-        return "".join(
-            f"{verb}{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}\n"
-            for family, prefix, hop in lines
-        )
-
-    # Route lines hold only addresses and keywords, so they cannot end the here-document.
-    files = [batch for batch in (text(add, ""), text(remove, "no ")) if batch]
-    return "set -e\n" + "\n".join(f"{vtysh} <<'{_END}'\n{batch}{_END}" for batch in files)
-
-
-_END = "FATPATHS_ROUTES_END"
-
-
-def linux_script(add: list[RouteLine], remove: list[RouteLine]) -> str:
-    """`replace` swaps a route's next hop in one step; a route with no successor is deleted."""
-    replaced = {(family, prefix) for family, prefix, _ in add}
-    lines = ["set -e"]
-    for family, prefix, hop in add:
-        six = " -6" if family == "v6" else ""
-        lines.append(f"ip{six} route replace {shlex.quote(prefix)} via {shlex.quote(hop)}")
-    for family, prefix, hop in remove:
-        if (family, prefix) in replaced:
-            continue
-        six = " -6" if family == "v6" else ""
-        lines.append(f"ip{six} route del {shlex.quote(prefix)} via {shlex.quote(hop)}")
-    return "\n".join(lines) + "\n"
+def ordered_platforms() -> list[str]:
+    """Platforms whose driver changes single routes (`Deploy.rounds`); the others replace
+    whole configs only."""
+    return [name for name, p in PLATFORMS.items() if p.deploy is not None and p.deploy.rounds]
 
 
 def check_ordered_platforms(platforms: set[str]) -> None:
-    refused = sorted(p for p in platforms if p not in ORDERED_PLATFORMS)
+    ordered = ordered_platforms()
+    refused = sorted(p for p in platforms if p not in ordered)
     if refused:
         raise UserErrors.single(
             "--from",
             "",
             f"platform {', '.join(refused)} cannot change single routes, so it cannot be "
             "deployed in rounds",
-            f"ordered deploy supports {', '.join(ORDERED_PLATFORMS)}; deploy the others "
-            "without --from",
+            f"ordered deploy supports {', '.join(ordered)}; deploy the others without --from",
         )
 
 
@@ -338,14 +303,14 @@ class _Fabric:
             else:
                 add.extend(new_lines)
                 remove.extend(old_lines)
-        commands = {}
-        for name, (add, remove) in by_switch.items():
-            driver = self.drivers.get(name)
-            if self.targets[name].platform == "frr" and driver is not None:
-                commands[name] = frr_change_command(driver.vtysh("-f", "/dev/stdin"), add, remove)
-            else:
-                commands[name] = linux_script(add, remove)
-        return commands
+        # Each platform's driver writes its own make-before-break command; a switch with no
+        # session fails the round as "not connected" before any command would be sent.
+        return {
+            name: self.drivers[name].route_change_command(add, remove)
+            if name in self.drivers
+            else ""
+            for name, (add, remove) in by_switch.items()
+        }
 
     def push(self, steps_round: Round, undo: bool) -> tuple[dict[str, str], ReadBacks]:
         """Apply one round on every switch it touches and read each back in the same round

@@ -18,6 +18,8 @@ from typing import Any
 
 # prefix -> next-hop addresses (a set: ECMP lines of one prefix form one entry)
 RouteTable = dict[str, frozenset[str]]
+# One static route as a round of `deploy --from` moves it: (family, prefix, next-hop address).
+RouteLine = tuple[str, str, str]
 
 IP_LINE = re.compile(r"^ip(?P<six> -6)? (?P<kind>addr|route) replace (?P<dst>\S+)(?P<rest>.*)$")
 DEV = re.compile(r"\bdev (\S+)")

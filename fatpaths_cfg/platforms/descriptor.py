@@ -135,6 +135,10 @@ class Deploy:
                the fabric's ports as optional arguments.
     routes:    `"module:function"`, `function(candidate path) -> deploy.state.RouteTable`: the
                compiled routes, compared with what the device reads back; None: not compared.
+    rounds:    the driver changes single routes, so `deploy --from` can move the platform in
+               loop-free rounds: it has `route_change_command(add, remove) -> str`, the shell
+               command that adds `add` and then removes `remove` (deploy.state.RouteLine
+               lists), each state in between one the plan proved. False: whole configs only.
     """
 
     candidate: str
@@ -142,6 +146,7 @@ class Deploy:
     hint: str = "install its NAPALM driver"
     ssh: bool = False
     routes: str | None = None
+    rounds: bool = False
 
 
 @dataclass(frozen=True)

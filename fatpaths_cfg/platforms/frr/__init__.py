@@ -55,6 +55,7 @@ PLATFORM = Platform(
         candidate="{switch}",
         driver=f"{__name__}.deploy:FrrDriver",
         ssh=True,
+        rounds=True,
         routes=f"{__name__}.deploy:frr_candidate_routes",
     ),
 )

@@ -44,6 +44,7 @@ PLATFORM = Platform(
         candidate="{switch}.sh",
         driver=f"{__name__}.deploy:LinuxDriver",
         ssh=True,
+        rounds=True,
         routes=f"{__name__}.deploy:script_candidate_routes",
     ),
 )
