@@ -30,6 +30,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from fatpaths_cfg.cost.match import Configuration, match
 from fatpaths_cfg.cost.model import priced
 from fatpaths_cfg.cost.network import from_topology
@@ -134,13 +137,36 @@ def run(
 
 
 def remoteness(net: SimNetwork) -> str:
-    """Where the skewed off-diagonal's rule put the offset on this network."""
-    chosen = skewed_offset(pattern_site(net))
+    """Where the skewed off-diagonal's rule put the offset on this network, and how many
+    minimal paths its switch pairs have (what minimal routing can spread the p flows over)."""
+    site = pattern_site(net)
+    chosen = skewed_offset(site)
+    switches = np.flatnonzero(site.hosts_per_switch() > 0)
+    paths = minimal_path_counts(site.dist, switches, np.roll(switches, -chosen.shift))
     return (
         f"skewed offset {chosen.offset} hosts ({chosen.shift} switches on), "
         f"{chosen.share_at_distance:.0%} of switches send {chosen.distance} hops "
-        f"(the farthest), mean {chosen.mean_distance:.2f}"
+        f"(the farthest), mean {chosen.mean_distance:.2f}; minimal paths per pair: median "
+        f"{np.median(paths):g}, {np.mean(paths == 1):.0%} with one"
     )
+
+
+def minimal_path_counts(
+    dist: npt.NDArray[np.uint8], sources: npt.NDArray[np.int64], targets: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Shortest paths from each source to its target, counted level by level back from the
+    target (paths to x = the sum over x's neighbours one hop nearer)."""
+    adjacent = (dist == 1).astype(np.int64)
+    counts = np.zeros(len(sources), dtype=np.int64)
+    for i, (source, target) in enumerate(zip(sources.tolist(), targets.tolist(), strict=True)):
+        ways = np.zeros(len(dist), dtype=np.int64)
+        ways[target] = 1
+        for level in range(1, int(dist[source, target]) + 1):
+            ring = np.flatnonzero(dist[:, target] == level)
+            nearer = np.flatnonzero(dist[:, target] == level - 1)
+            ways[ring] = adjacent[np.ix_(ring, nearer)] @ ways[nearer]
+        counts[i] = ways[source]
+    return counts
 
 
 def _mean(values: list[float]) -> float:
@@ -231,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         help="Flows per second per host (the paper's 300; a light load, e.g. 10, shows the "
         "latency of the paths alone).",
     )
+    parser.add_argument(
+        "--offsets-only",
+        action="store_true",
+        help="Print where the skewed off-diagonal's offset lands on each network, run nothing.",
+    )
     parser.add_argument("--prices", type=Path, default=EXAMPLE_PRICES)
     parser.add_argument("--plot", type=Path, default=None, help="Write Figure 2's bars here.")
     args = parser.parse_args(argv)
@@ -243,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, str, float, dict[str, float]]] = []
     low_schemes = tuple(s.strip() for s in args.low_schemes.split(",") if s.strip())
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if args.offsets_only:
+        for contender in pick(hosts, kinds, low_schemes):
+            print(f"{contender.label}: {remoteness(network(contender, seeds[0]))}", flush=True)
+        return 0
     for contender in pick(hosts, kinds, low_schemes):
         bill = priced(from_topology(contender.spec, contender.topology), prices)
         cost = float(bill["cost_per_endpoint"]["total"])
