@@ -48,7 +48,10 @@ OPT_SCHEMES = typer.Option(
     "minimal, is read as it).",
 )
 OPT_OFFSET = typer.Option(
-    None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
+    None,
+    "--offset",
+    help="off-diagonal: host h sends to h + OFFSET (default: p_max); skewed-off-diagonal: a "
+    "multiple of p (default: the farthest, see docs).",
 )
 OPT_PAIRS = typer.Option(
     500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."

@@ -173,7 +173,8 @@ class SimOptions:
     offset: int | None = setting(
         None,
         "--offset",
-        help="off-diagonal: host h sends to h + OFFSET (default: p_max).",
+        help="off-diagonal: host h sends to h + OFFSET (default: p_max); skewed-off-diagonal: "
+        "a multiple of p (default: the farthest, see docs).",
         group=WORKLOAD,
     )
     arrival_rate: float | None = setting(
