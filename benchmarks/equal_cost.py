@@ -13,7 +13,10 @@ endpoint, then the ratios beside the paper's "15% higher throughput at 2x lower 
 
     python benchmarks/equal_cost.py --quick            # N of about 1,000, one seed
     python benchmarks/equal_cost.py --seeds 1 2 3      # N of about 10,000
-    python benchmarks/equal_cost.py --workload off-diagonal --no-randomize   # Figure 11
+    python benchmarks/equal_cost.py --workload off-diagonal --no-randomize   # one switch on
+    python benchmarks/equal_cost.py --workload skewed-off-diagonal --no-randomize \
+        --low-schemes fatpaths,letflow     # Figure 11: the offset as remote on every network,
+                                           # FatPaths against minimal paths (LetFlow)
 
 The prices are the example file's unless --prices names real quotes.
 """
@@ -22,9 +25,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 from fatpaths_cfg.cost.match import Configuration, match
 from fatpaths_cfg.cost.model import priced
@@ -33,7 +40,9 @@ from fatpaths_cfg.cost.prices import load_prices
 from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, network_from_edges, simulate
 from fatpaths_cfg.sim.network import sampled_layers
 from fatpaths_cfg.sim.results import SIZE_BUCKETS, SimResult
+from fatpaths_cfg.sim.workloads import pattern_site
 from fatpaths_cfg.topologies import GeneratedTopology
+from fatpaths_cfg.traffic_patterns import canonical, skewed_offset
 
 EXAMPLE_PRICES = Path(__file__).resolve().parent.parent / "examples" / "prices-100g-example.yaml"
 LINK_GBPS = 10.0
@@ -57,7 +66,9 @@ class Contender:
     extra_layers: int
 
 
-def pick(hosts: int, kinds: list[str]) -> list[Contender]:
+def pick(
+    hosts: int, kinds: list[str], low_schemes: tuple[str, ...] = ("fatpaths",)
+) -> list[Contender]:
     """Per low-diameter kind, the configuration `topo match` lists nearest `hosts` (FatPaths);
     then the oversubscription-2 fat tree nearest `hosts` (LetFlow and spraying)."""
     rows = match(hosts, 0.5, [*kinds, "fattree"], 128)
@@ -69,7 +80,7 @@ def pick(hosts: int, kinds: list[str]) -> list[Contender]:
         )
 
     picked: list[tuple[Configuration, tuple[str, ...], int]] = [
-        (nearest(kind), ("fatpaths",), LAYERS) for kind in kinds
+        (nearest(kind), low_schemes, LAYERS) for kind in kinds
     ]
     picked.append((nearest("fattree", "o=2"), ("letflow", "spray"), 0))
     contenders = []
@@ -123,6 +134,39 @@ def run(
         seed=seed,
     )
     return simulate(net, work, config)
+
+
+def remoteness(net: SimNetwork) -> str:
+    """Where the skewed off-diagonal's rule put the offset on this network, and how many
+    minimal paths its switch pairs have (what minimal routing can spread the p flows over)."""
+    site = pattern_site(net)
+    chosen = skewed_offset(site)
+    switches = np.flatnonzero(site.hosts_per_switch() > 0)
+    paths = minimal_path_counts(site.dist, switches, np.roll(switches, -chosen.shift))
+    return (
+        f"skewed offset {chosen.offset} hosts ({chosen.shift} switches on), "
+        f"{chosen.share_at_distance:.0%} of switches send {chosen.distance} hops "
+        f"(the farthest), mean {chosen.mean_distance:.2f}; minimal paths per pair: median "
+        f"{np.median(paths):g}, {np.mean(paths == 1):.0%} with one"
+    )
+
+
+def minimal_path_counts(
+    dist: npt.NDArray[np.uint8], sources: npt.NDArray[np.int64], targets: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Shortest paths from each source to its target, counted level by level back from the
+    target (paths to x = the sum over x's neighbours one hop nearer)."""
+    adjacent = (dist == 1).astype(np.int64)
+    counts = np.zeros(len(sources), dtype=np.int64)
+    for i, (source, target) in enumerate(zip(sources.tolist(), targets.tolist(), strict=True)):
+        ways = np.zeros(len(dist), dtype=np.int64)
+        ways[target] = 1
+        for level in range(1, int(dist[source, target]) + 1):
+            ring = np.flatnonzero(dist[:, target] == level)
+            nearer = np.flatnonzero(dist[:, target] == level - 1)
+            ways[ring] = adjacent[np.ix_(ring, nearer)] @ ways[nearer]
+        counts[i] = ways[source]
+    return counts
 
 
 def _mean(values: list[float]) -> float:
@@ -198,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
         help="Low-diameter kinds run with FatPaths (comma-separated).",
     )
     parser.add_argument("--workload", default="uniform")
+    parser.add_argument(
+        "--low-schemes",
+        default="fatpaths",
+        help="Schemes run on the low-diameter networks (comma-separated; letflow: minimal "
+        "paths only, Figure 11's baseline).",
+    )
     parser.add_argument("--no-randomize", action="store_true")
     parser.add_argument(
         "--lambda",
@@ -207,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         help="Flows per second per host (the paper's 300; a light load, e.g. 10, shows the "
         "latency of the paths alone).",
     )
+    parser.add_argument(
+        "--offsets-only",
+        action="store_true",
+        help="Print where the skewed off-diagonal's offset lands on each network, run nothing.",
+    )
     parser.add_argument("--prices", type=Path, default=EXAMPLE_PRICES)
     parser.add_argument("--plot", type=Path, default=None, help="Write Figure 2's bars here.")
     args = parser.parse_args(argv)
@@ -214,13 +269,23 @@ def main(argv: list[str] | None = None) -> int:
     seeds = args.seeds or ([1] if args.quick else [1, 2, 3])
     prices = load_prices(args.prices)
     started = time.perf_counter()
+    # The output names what made it, so a saved copy can be rerun.
+    print(f"# python benchmarks/equal_cost.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     rows: list[tuple[str, str, float, dict[str, float]]] = []
-    for contender in pick(hosts, [k.strip() for k in args.kinds.split(",") if k.strip()]):
+    low_schemes = tuple(s.strip() for s in args.low_schemes.split(",") if s.strip())
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if args.offsets_only:
+        for contender in pick(hosts, kinds, low_schemes):
+            print(f"{contender.label}: {remoteness(network(contender, seeds[0]))}", flush=True)
+        return 0
+    for contender in pick(hosts, kinds, low_schemes):
         bill = priced(from_topology(contender.spec, contender.topology), prices)
         cost = float(bill["cost_per_endpoint"]["total"])
         per_scheme: dict[str, list[SimResult]] = {s: [] for s in contender.schemes}
         for seed in seeds:
             net = network(contender, seed)
+            if seed == seeds[0] and canonical(args.workload) == "skewed-off-diagonal":
+                print(f"# {contender.label}: {remoteness(net)}")
             for scheme in contender.schemes:
                 t = time.perf_counter()
                 result = run(
@@ -256,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:24} {scheme:9} {cost:12,.0f} {f.get('latency', float('nan')):10.1f} {cells}")
     # The largest bucket every network has flows in: Figure 2's long-flow throughput.
     large = [k for k in keys if k.endswith("mean") and all(k in r[3] for r in rows)][-1]
-    trees = [r for r in rows if r[1] != "fatpaths"]
+    trees = [r for r in rows if r[0].startswith("fattree")]
     for low in (r for r in rows if r[1] == "fatpaths"):
         for label, scheme, cost, f in trees:
             gain = low[3]["all mean"] / f["all mean"]

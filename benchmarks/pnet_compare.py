@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.analysis.plane_report import PlaneStudy, planes_plot, study_planes
+from fatpaths_cfg.analysis.plane_set import PlaneSet, jellyfish_planes
 from fatpaths_cfg.analysis.plane_throughput import fatpaths_next_hops
-from fatpaths_cfg.analysis.planes import PlaneSet, jellyfish_planes
 
 RACKS, HOSTS_PER_RACK, NETWORK_PORTS, PLANES = 98, 7, 7, 4
 TARGET_SECONDS = 300.0

@@ -74,7 +74,11 @@ VARIANTS = (
     Variant("1 MiB", "every flow 1 MiB (Figure 16's sizes)", size="1MiB"),
     Variant("adversarial", "adversarial pattern (neighbouring switches), no randomized mapping",
             pattern="adversarial"),
+    Variant("skewed", "skewed off-diagonal (offset chosen farthest), no randomized mapping",
+            pattern="skewed-off-diagonal"),
 )  # fmt: skip
+# Patterns run on the fabric's own host numbering: a random mapping would undo their structure.
+UNMAPPED = ("adversarial", "skewed-off-diagonal")
 
 
 def run_scheme(net: SimNetwork, work: Any, variant: Variant, lb: str, seed: int) -> SimResult:
@@ -110,7 +114,7 @@ def measure(net: SimNetwork, variant: Variant, seed: int) -> dict[str, float | s
         seed=seed,
         arrival_rate=variant.arrival_rate,
         duration_ps=WINDOW_PS,
-        randomize_mapping=variant.pattern != "adversarial",
+        randomize_mapping=variant.pattern not in UNMAPPED,
     )
     started = time.process_time()
     ecmp = run_scheme(net, work, variant, "ecmp", seed)
@@ -275,6 +279,7 @@ def main() -> None:
         return
     chosen = [v for v in VARIANTS if not args.only or v.name in args.only]
     net = slimfly(args.q, args.seed)
+    print(f"# python benchmarks/tcp_decomposition.py {' '.join(sys.argv[1:])}")
     print(
         f"Slim Fly q={args.q}, seed {args.seed}, TCP, ECMP / FatPaths (n = 4 unless said), "
         f"ratios above 1: FatPaths faster",

@@ -179,8 +179,9 @@ def platform_pages() -> dict[str, str]:
     index = [
         "# Platforms",
         "",
-        "Generated from the platform descriptors (`fatpaths_cfg/platforms/<name>.py`): what each",
-        "network OS is rendered as, what `verify` reads back, where it runs, how it is deployed.",
+        "Generated from the platform descriptors (`fatpaths_cfg/platforms/<name>/__init__.py`):",
+        "what each network OS is rendered as, what `verify` reads back, where it runs, how it is",
+        "deployed.",
         "",
         "| platform | what | encodings | families | ECMP | backup routes | lab | containerlab"
         " | deploy |",
@@ -246,7 +247,7 @@ def platform_pages() -> dict[str, str]:
                 f"driver `{driver}`, candidate `{deploy.candidate}`"
                 + (
                     "; ordered rounds (`deploy --from`): yes."
-                    if name in ("frr", "linux")
+                    if deploy.rounds
                     else "; ordered rounds: no (whole configs only)."
                 )
                 if deploy is not None
@@ -259,14 +260,15 @@ def platform_pages() -> dict[str, str]:
         "",
         "## Adding a platform",
         "",
-        "A platform is data first: a descriptor (`fatpaths_cfg/platforms/<name>.py`, a `Platform`",
-        "with its files, encodings, families, limits, Batfish snapshot, lab node and deploy",
-        "driver), a folder of Jinja templates (`fatpaths_cfg/templates/<name>/`) or a builder for",
-        "structured files, and a reader that parses its files back for `verify`. Register it in",
+        "A platform is one package, `fatpaths_cfg/platforms/<name>/`: its descriptor (the",
+        "package's `__init__.py`, a `Platform` with its files, encodings, families, limits,",
+        "Batfish snapshot, lab node and deploy driver), its `render.py` for structured files or",
+        "files that need more than the view, its `reader.py` that parses its own formats back for",
+        "`verify`, and its Jinja `templates/`. Add its name to the list in",
         "`fatpaths_cfg/platforms/__init__.py`; the inventory schema, `--platform` choices, these",
-        "pages and the golden tests pick it up. Add a golden case (`tests/golden/`) and a",
-        "mutation test (`tests/test_verify_mutations.py` runs every platform's readers against",
-        "planted faults).",
+        "pages and the tests parametrised over the registry pick it up. Add a golden case",
+        "(`tests/golden/`). Step by step:",
+        "[Adding a platform](../guide/configs.md#adding-a-platform).",
         "",
     ]
     pages["platforms/index.md"] = "\n".join(index)

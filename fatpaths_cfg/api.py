@@ -23,7 +23,7 @@ from fatpaths_cfg.inventory.load import LoadedInventory, load_inventory
 from fatpaths_cfg.inventory.schema import RoutingSpec
 from fatpaths_cfg.lab.clab import ClabImages, clab_path, clab_runs, clab_yaml
 from fatpaths_cfg.layers import Layer
-from fatpaths_cfg.layers.planes import fabric_layers
+from fatpaths_cfg.layers.plane_layers import fabric_layers
 from fatpaths_cfg.plan.keep import EarlierCompile, earlier_numbers, kept_routing
 from fatpaths_cfg.render import (
     RenderTick,

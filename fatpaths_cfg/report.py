@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg import _native
-from fatpaths_cfg.analysis.paths import sample_pairs
+from fatpaths_cfg.analysis.path_sampling import sample_pairs
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.routing import UNREACHABLE, layer_route_counts
 

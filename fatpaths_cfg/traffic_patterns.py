@@ -1,8 +1,8 @@
 """Traffic patterns: which hosts every host sends to. Shared by the simulator's workloads and
 `analyze --traffic`, so that a pattern name means the same traffic in both.
 
-Patterns follow FatPaths §VI-C (uniform, permutation, off-diagonal, shuffle, stencil,
-adversarial, worst-case by max-weight matching) and SC'15 §4 (the per-topology worst cases,
+Patterns follow FatPaths §VI-C (uniform, permutation, off-diagonal, skewed off-diagonal, shuffle,
+stencil, adversarial, worst-case by max-weight matching) and SC'15 §4 (the per-topology worst cases,
 all-to-all and nearest-neighbour exchanges).
 """
 
@@ -22,6 +22,7 @@ PATTERNS = (
     "uniform",
     "permutation",
     "off-diagonal",
+    "skewed-off-diagonal",
     "shuffle",
     "stencil",
     "adversarial",
@@ -246,6 +247,98 @@ def _greedy_overlapping_pairs(site: PatternSite, rng: np.random.Generator) -> In
     return matching_switch_map(site, rng, mapping)
 
 
+@dataclass(frozen=True)
+class SkewedOffset:
+    """The offset of a skewed off-diagonal on one fabric and how remote it is."""
+
+    shift: int  # host switches on, in switch order
+    offset: int | None  # the same in hosts (shift * p), None if host switches differ in p
+    distance: int  # the farthest distance between host switches (hops)
+    share_at_distance: float  # share of host switches whose destination is that far
+    mean_distance: float  # mean hops from a host switch to its destination
+
+
+def skewed_offset(site: PatternSite, offset: int | None = None) -> SkewedOffset:
+    """FatPaths' adversarial pattern (§II, Figure 11): an off-diagonal t(s) = (s + c) mod N
+    with a large, skewed offset c that makes many paths collide. Skewed: c is a whole number
+    of switches' hosts (c = shift * p), so the p hosts of every switch send to the p hosts of
+    one switch and their flows collide p-way on its minimal paths ("the traffic causes p-way
+    collisions").
+
+    The offset is chosen per topology so that it is equally remote on every network: the shift
+    that puts the most host switches' destinations at the network's largest switch-to-switch
+    distance (the diameter between host switches: 2 hops on a Slim Fly, 4 on a three-level
+    fat tree), then the largest mean distance, then the shift nearest half the host switches
+    (the largest offset), then the smaller. No random draw: the same fabric gives the same
+    offset whatever the seed. An explicit `offset` (in hosts) must be a multiple of p.
+    """
+    switches = _host_switches(site)
+    count = len(switches)
+    if count < 2:
+        raise PatternError("skewed-off-diagonal needs hosts on at least two switches")
+    per_switch = site.hosts_per_switch()[switches]
+    uniform = bool(np.all(per_switch == per_switch[0]))
+    p = int(per_switch[0])
+    ring = np.arange(count)
+    dist = site.dist[np.ix_(switches, switches)].astype(np.int64)
+    reachable = dist[dist != UNREACHABLE]
+    far = int(reachable.max())
+    if offset is not None:
+        shift = _explicit_shift(offset, p, count, uniform)
+    else:
+        shift = max(range(1, count), key=lambda m: _remoteness(dist, ring, m, far, count))
+    hops = dist[ring, (ring + shift) % count]
+    if np.any(hops == UNREACHABLE):
+        raise PatternError(f"skewed-off-diagonal: shift {shift} reaches an unreachable switch")
+    return SkewedOffset(
+        shift=shift,
+        offset=shift * p if uniform else None,
+        distance=far,
+        share_at_distance=float(np.mean(hops == far)),
+        mean_distance=float(hops.mean()),
+    )
+
+
+def _remoteness(
+    dist: IntArray, ring: IntArray, shift: int, far: int, count: int
+) -> tuple[int, int, int, int]:
+    """The sort key of `skewed_offset`'s rule (larger is better); a shift that reaches an
+    unreachable switch comes last."""
+    hops = dist[ring, (ring + shift) % count]
+    if np.any(hops == UNREACHABLE):
+        return (-1, 0, 0, 0)
+    return (int(np.sum(hops == far)), int(hops.sum()), -abs(2 * shift - count), -shift)
+
+
+def _explicit_shift(offset: int, p: int, count: int, uniform: bool) -> int:
+    if not uniform:
+        raise PatternError(
+            "--offset: skewed-off-diagonal takes an offset only where every host switch has "
+            "the same number of hosts (leave it out to have it chosen)"
+        )
+    if offset % p:
+        raise PatternError(
+            f"--offset {offset}: skewed-off-diagonal needs a multiple of the {p} hosts per "
+            "switch (a whole switch's hosts)"
+        )
+    shift = (offset // p) % count
+    if shift == 0:
+        raise PatternError(
+            f"--offset {offset}: a multiple of the {count * p} hosts maps every host onto itself"
+        )
+    return shift
+
+
+def skewed_off_diagonal(site: PatternSite, offset: int | None = None) -> list[IntArray]:
+    """Host i of the j-th host switch sends to host i of the (j + shift)-th (see
+    `skewed_offset`); with p hosts on every host switch, host h sends to (h + shift * p) mod N."""
+    chosen = skewed_offset(site, offset)
+    switches = _host_switches(site)
+    mapping = np.full(site.n_switches, -1, dtype=np.int64)
+    mapping[switches] = np.roll(switches, -chosen.shift)
+    return switch_level_peers(site, mapping)
+
+
 def _topology_worst_case(site: PatternSite, rng: np.random.Generator) -> list[IntArray]:
     kind = (site.generator or {}).get("kind")
     if kind == "slimfly":
@@ -317,6 +410,8 @@ def pattern_peers(
     if name == "off-diagonal":
         default = int(site.hosts_per_switch().max())
         return _off_diagonal(n, offset if offset is not None else default)
+    if name == "skewed-off-diagonal":
+        return skewed_off_diagonal(site, offset)
     if name == "shuffle":
         bits = int(np.floor(np.log2(n)))
         m = 1 << bits

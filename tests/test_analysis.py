@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from fatpaths_cfg import api
 from fatpaths_cfg.analysis.diversity import disjoint_shortest_paths, pair_diversity
-from fatpaths_cfg.analysis.paths import sample_pairs
+from fatpaths_cfg.analysis.path_sampling import sample_pairs
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import host_pairs, switch_demand
 from fatpaths_cfg.cli.analyze import add_commands
@@ -52,7 +52,9 @@ def test_layers_raise_permutation_throughput_above_minimal_routing(tmp_path: Pat
     compiled = load_compiled(_compile(tmp_path, "slimfly-q5"))
     fabric = compiled.fabric
     demand = switch_demand(fabric, host_pairs(fabric, "permutation", np.random.default_rng(1)))
-    minimal = max_achievable_throughput(fabric, compiled.next_hop, compiled.dist, demand, "minimal")
+    minimal = max_achievable_throughput(
+        fabric, compiled.next_hop, compiled.dist, demand, "single-path"
+    )
     layered = max_achievable_throughput(
         fabric, compiled.next_hop, compiled.dist, demand, "fatpaths"
     )
@@ -66,7 +68,9 @@ def test_clique_uniform_traffic_is_not_link_limited(tmp_path: Path) -> None:
     compiled = load_compiled(_compile(tmp_path, "clique-k7"))
     fabric = compiled.fabric
     demand = switch_demand(fabric, host_pairs(fabric, "uniform", np.random.default_rng(1)))
-    result = max_achievable_throughput(fabric, compiled.next_hop, compiled.dist, demand, "minimal")
+    result = max_achievable_throughput(
+        fabric, compiled.next_hop, compiled.dist, demand, "single-path"
+    )
     assert abs(result.throughput - 1.0) < 1e-9
 
 

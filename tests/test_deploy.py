@@ -24,9 +24,9 @@ from fatpaths_cfg import api
 from fatpaths_cfg.cli import build_app
 from fatpaths_cfg.deploy import report as deploy_report
 from fatpaths_cfg.deploy.devices import Access, load_device_book
-from fatpaths_cfg.deploy.frr_driver import FrrDriver, frr_config_lines
 from fatpaths_cfg.deploy.push import DeployReport, SwitchResult, driver_class, plan_targets
 from fatpaths_cfg.errors import UserErrors
+from fatpaths_cfg.platforms.frr.deploy import FrrDriver, frr_config_lines
 
 PORTS = [f"Ethernet{i}" for i in range(1, 7)]
 INITIAL_CONF = b"hostname leaf1\n!\n"
@@ -557,7 +557,7 @@ def test_frr_running_config_normalisation() -> None:
 
 
 def test_platform_drivers() -> None:
-    from fatpaths_cfg.deploy.linux_driver import LinuxDriver
+    from fatpaths_cfg.platforms.linux.deploy import LinuxDriver
 
     assert driver_class("frr") is FrrDriver
     assert driver_class("linux") is LinuxDriver

@@ -4,6 +4,7 @@ site builds with every link and anchor resolved (mkdocs --strict)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,25 @@ def test_the_architecture_drawing_is_the_import_contract() -> None:
         if line.strip()
     ]
     assert rows == layers
+
+
+def test_every_figure_is_shown_beside_the_command_that_made_it() -> None:
+    """Each file under docs/figures is used by a page, and the section that uses it (from the
+    heading before to the next) names the script or command that produced it."""
+    docs = REPO / "docs"
+    pages = {page: page.read_text().splitlines() for page in docs.rglob("*.md")}
+    made_by = re.compile(r"benchmarks/\w+\.py|`(sudo )?(\.venv/bin/)?fatpaths \w")
+    for figure in sorted((docs / "figures").iterdir()):
+        uses = [
+            (page, at)
+            for page, lines in pages.items()
+            for at, line in enumerate(lines)
+            if f"figures/{figure.name}" in line
+        ]
+        assert uses, f"{figure.name}: no page shows it"
+        for page, at in uses:
+            lines = pages[page]
+            start = next((i for i in range(at, -1, -1) if lines[i].startswith("#")), 0)
+            end = next((i for i in range(at + 1, len(lines)) if lines[i].startswith("#")), None)
+            near = "\n".join(lines[start:end])
+            assert made_by.search(near), f"{page.name}:{at + 1}: {figure.name} names no script"

@@ -34,7 +34,7 @@ from fatpaths_cfg.analysis.path_metrics import (
     path_metrics,
     total_network_load,
 )
-from fatpaths_cfg.analysis.paths import links_of
+from fatpaths_cfg.analysis.path_sampling import links_of
 from fatpaths_cfg.cli.analyze import add_commands
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.compiled.paths import Path

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fatpaths_cfg.analysis.paths import greedy_disjoint, links_of, sample_pairs
+from fatpaths_cfg.analysis.path_sampling import greedy_disjoint, links_of, sample_pairs
 from fatpaths_cfg.compiled.paths import layer_paths, walk, walk_layers
 from fatpaths_cfg.traffic_patterns import derangement
 

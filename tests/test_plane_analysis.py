@@ -12,9 +12,10 @@ import typer
 from typer.testing import CliRunner
 
 from fatpaths_cfg import api
-from fatpaths_cfg.analysis import planes as planes_module
+from fatpaths_cfg.analysis import plane_set as planes_module
 from fatpaths_cfg.analysis.plane_failures import best_plane_hops, hops_under_failures
 from fatpaths_cfg.analysis.plane_report import PlaneStudy, study_planes
+from fatpaths_cfg.analysis.plane_set import PlaneSet, jellyfish_planes, plane_set_from_fabric
 from fatpaths_cfg.analysis.plane_throughput import (
     PathCatalogue,
     _candidates,
@@ -26,7 +27,6 @@ from fatpaths_cfg.analysis.plane_throughput import (
     plane_throughput,
     plane_traffic,
 )
-from fatpaths_cfg.analysis.planes import PlaneSet, jellyfish_planes, plane_set_from_fabric
 from fatpaths_cfg.cli.analyze import add_commands
 from fatpaths_cfg.compiled import load_compiled
 

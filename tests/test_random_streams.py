@@ -46,7 +46,7 @@ def test_permutation_throughput_does_not_depend_on_the_pairs_sampled(
     # Before the streams were split, slimfly-q5 seed 1 gave fatpaths 0.333 / 0.500 / 0.400
     # for --pairs 500 / 100 / 50 (0.500 / 0.333 / 0.500 for the pairs below): the
     # permutation was drawn after the pair sample, from the same stream.
-    schemes = ["fatpaths", "minimal", "ecmp"]
+    schemes = ["fatpaths", "single-path", "ecmp"]
     results = [analyze(slimfly, ["permutation"], schemes, pairs, 1) for pairs in (200, 50, 10)]
     mats = [r["max_achievable_throughput"]["permutation"] for r in results]
     assert mats[0] == mats[1] == mats[2]

@@ -31,10 +31,10 @@ from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS
+from fatpaths_cfg.platforms.frr.render import interfaces_body
 from fatpaths_cfg.render.base import FABRIC_MTU, template
 from fatpaths_cfg.render.environment import environment, route_lines, vlan_ranges
 from fatpaths_cfg.render.hosts import host_view, render_host
-from fatpaths_cfg.render.iproute2 import interfaces_body
 from fatpaths_cfg.render.routes import EMPTY_ROUTES, PackedTexts, RouteTable
 from fatpaths_cfg.render.switch_view import ViewBuilder
 from fatpaths_cfg.render.switch_view import _routes as route_table

@@ -79,7 +79,7 @@ def single_path_square() -> SimNetwork:
 def test_baselines_route_on_every_minimal_path_of_the_full_network() -> None:
     net = single_path_square()
     assert SimConfig(load_balancing="ecmp").network_for(net).multipath == [True]
-    assert SimConfig(load_balancing="minimal").network_for(net).multipath == [False]
+    assert SimConfig(load_balancing="single-path").network_for(net).multipath == [False]
     assert SimConfig(load_balancing="fatpaths").network_for(net) is net
     compiled = SimConfig(load_balancing="ecmp", baselines_on_full_network=False)
     assert compiled.network_for(net) is net
@@ -91,7 +91,7 @@ def test_baselines_route_on_every_minimal_path_of_the_full_network() -> None:
         size=np.full(4, 2_000_000, dtype=np.int64),
         start_ps=np.zeros(4, dtype=np.int64),
     )
-    minimal = simulate(net, work, SimConfig(transport="dctcp", load_balancing="minimal"))
+    minimal = simulate(net, work, SimConfig(transport="dctcp", load_balancing="single-path"))
     spray = simulate(net, work, SimConfig(transport="dctcp", load_balancing="spray"))
     # Four 2 MB flows over one 10G path take 6.4 ms at least; over two, about half that.
     assert np.max(minimal.fct_ps()) > 6.4e3 * US

@@ -11,7 +11,9 @@ import pytest
 
 from fatpaths_cfg import api
 from fatpaths_cfg.errors import UserErrors
-from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
+from fatpaths_cfg.platforms.cumulus import PORTS as CUMULUS_PORTS
+from fatpaths_cfg.platforms.junos import PORTS as JUNOS_PORTS
+from fatpaths_cfg.platforms.nxos import PORTS as NXOS_PORTS
 
 ROOT = Path(__file__).resolve().parent.parent
 HAND6 = ROOT / "inventories" / "hand-6.yaml"

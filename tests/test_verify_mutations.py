@@ -15,7 +15,9 @@ from fatpaths_cfg import addressing, api
 from fatpaths_cfg.compiled import FamilyAddresses, LoadedCompiled, load_compiled
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS as REGISTRY
-from fatpaths_cfg.render.native_ports import CUMULUS_PORTS, JUNOS_PORTS, NXOS_PORTS
+from fatpaths_cfg.platforms.cumulus import PORTS as CUMULUS_PORTS
+from fatpaths_cfg.platforms.junos import PORTS as JUNOS_PORTS
+from fatpaths_cfg.platforms.nxos import PORTS as NXOS_PORTS
 from fatpaths_cfg.verify.checker import check_forwarding
 from fatpaths_cfg.verify.findings import (
     BAD_NEXT_HOP,

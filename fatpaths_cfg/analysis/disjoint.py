@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
-from fatpaths_cfg.analysis.paths import Link, greedy_disjoint, links_of
+from fatpaths_cfg.analysis.path_sampling import Link, greedy_disjoint, links_of
 from fatpaths_cfg.compiled.paths import Path
 
 UNREACHABLE = np.iinfo(np.int32).max // 2

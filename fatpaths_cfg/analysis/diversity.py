@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_flow
 
-from fatpaths_cfg.analysis.paths import greedy_disjoint
+from fatpaths_cfg.analysis.path_sampling import greedy_disjoint
 from fatpaths_cfg.compiled.paths import walk_layers
 from fatpaths_cfg.fabric import Fabric
 

@@ -29,7 +29,7 @@ from fatpaths_cfg.analysis.disjoint import (
     max_disjoint_paths,
     min_length_bounded_cut,
 )
-from fatpaths_cfg.analysis.paths import greedy_disjoint, sample_pairs
+from fatpaths_cfg.analysis.path_sampling import greedy_disjoint, sample_pairs
 from fatpaths_cfg.compiled.paths import Path, walk
 from fatpaths_cfg.support.stable_hash import stream
 from fatpaths_cfg.traffic_patterns import derangement

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fatpaths_cfg.analysis.planes import PlaneSet, hop_matrix
+from fatpaths_cfg.analysis.plane_set import PlaneSet, hop_matrix
 
 
 @dataclass(frozen=True)

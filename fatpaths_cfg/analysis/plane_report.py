@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from fatpaths_cfg.analysis.plane_failures import hops_under_failures
+from fatpaths_cfg.analysis.plane_set import PlaneSet
 from fatpaths_cfg.analysis.plane_throughput import (
     PathCatalogue,
     host_pattern,
     plane_throughput,
 )
-from fatpaths_cfg.analysis.planes import PlaneSet
 
 PLANE_PATTERNS = ("permutation", "all-to-all")
 KSP_SCHEMES = ("ksp", "ksp-total")

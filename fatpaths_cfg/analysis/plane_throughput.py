@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
-from fatpaths_cfg.analysis.planes import (
+from fatpaths_cfg.analysis.plane_set import (
     PlaneSet,
     neighbours,
     nested_shortest_paths,

@@ -14,7 +14,7 @@ import numpy as np
 from fatpaths_cfg.analysis.diversity import pair_diversity
 from fatpaths_cfg.analysis.path_metrics import MetricsSettings, path_metrics
 from fatpaths_cfg.analysis.path_metrics_report import routed_network
-from fatpaths_cfg.analysis.paths import sample_pairs
+from fatpaths_cfg.analysis.path_sampling import sample_pairs
 from fatpaths_cfg.analysis.throughput import max_achievable_throughput
 from fatpaths_cfg.analysis.traffic import canonical, host_pairs, switch_demand
 from fatpaths_cfg.compiled import LoadedCompiled

@@ -17,8 +17,9 @@ import scipy.sparse as sp
 from fatpaths_cfg.analysis.highs import column_lp, new_solver
 from fatpaths_cfg.compiled.paths import Path, layer_paths, walk
 from fatpaths_cfg.fabric import Fabric
+from fatpaths_cfg.support.scheme_names import SINGLE_PATH, current_name
 
-SCHEMES = ("fatpaths", "minimal", "ecmp")
+SCHEMES = ("fatpaths", SINGLE_PATH, "ecmp")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def candidate_paths(
 ) -> list[Path]:
     if scheme == "fatpaths":
         return layer_paths(next_hop, s, t)
-    if scheme == "minimal":
+    if scheme == SINGLE_PATH:
         path = walk(next_hop[0], s, t)
         return [path] if path is not None else []
     if scheme == "ecmp":
@@ -85,6 +86,7 @@ def max_achievable_throughput(
     host_rate_gbps: float | None = None,
 ) -> ThroughputResult:
     """Solve max T s.t. sum over a commodity's paths = T * demand, link loads <= capacity."""
+    scheme = current_name(scheme)  # the old name of single-path, from the Python API
     rate = host_rate_gbps or (fabric.hosts[0].speed_gbps if fabric.hosts else 1.0)
     directed: dict[tuple[int, int], int] = {}
     capacity: list[float] = []

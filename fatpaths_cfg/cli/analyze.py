@@ -18,14 +18,15 @@ from fatpaths_cfg.analysis.traffic import (
     PATTERNS,
     PatternError,
 )
-from fatpaths_cfg.cli.common import run_or_exit
+from fatpaths_cfg.cli.common import refuse, run_or_exit
 from fatpaths_cfg.compiled import LoadedCompiled, load_compiled
 from fatpaths_cfg.support.console import make_console, make_progress, make_table
 from fatpaths_cfg.support.output import OutputTree
+from fatpaths_cfg.support.scheme_names import current_name
 
 if TYPE_CHECKING:
     from fatpaths_cfg.analysis.failure_report import FailureStudy
-    from fatpaths_cfg.analysis.planes import PlaneSet
+    from fatpaths_cfg.analysis.plane_set import PlaneSet
 
 console = make_console()
 
@@ -43,10 +44,14 @@ OPT_TRAFFIC = typer.Option(
 OPT_SCHEMES = typer.Option(
     ",".join(SCHEMES),
     "--schemes",
-    help=f"Comma-separated routing schemes: {', '.join(SCHEMES)}.",
+    help=f"Comma-separated routing schemes: {', '.join(SCHEMES)} (single-path's old name, "
+    "minimal, is read as it).",
 )
 OPT_OFFSET = typer.Option(
-    None, "--offset", help="off-diagonal: host h sends to h + OFFSET (default: p_max)."
+    None,
+    "--offset",
+    help="off-diagonal: host h sends to h + OFFSET (default: p_max); skewed-off-diagonal: a "
+    "multiple of p (default: the farthest, see docs).",
 )
 OPT_PAIRS = typer.Option(
     500, "--pairs", min=1, help="Switch pairs sampled for path diversity and c_l."
@@ -172,11 +177,7 @@ def analyze_command(
     """Path diversity, c_l, interference, TNL, collisions and maximum achievable throughput."""
 
     if failures + planes + convergence > 1:
-        console.print(
-            "error: --failures, --planes and --convergence are separate analyses: give one",
-            style="red",
-        )
-        raise typer.Exit(2)
+        refuse("--failures/--planes/--convergence", "separate analyses: give one")
     compiled = run_or_exit(lambda: load_compiled(out))
     if failures:
         from fatpaths_cfg.analysis.failure_report import FailureStudy
@@ -222,8 +223,7 @@ def analyze_command(
                 compiled, pattern_list, scheme_list, pairs, seed, progress, offset, settings
             )
     except PatternError as exc:  # e.g. an offset that maps every host onto itself
-        console.print(f"error: --traffic: {exc}", style="red", markup=False)
-        raise typer.Exit(2) from None
+        refuse("--traffic", str(exc))
     tree = OutputTree("analyze")
     tree.add_json("analysis.json", result)
     tree.add_bytes("analysis.png", plot(result))
@@ -235,19 +235,19 @@ def analyze_command(
 def _names(traffic: str, schemes: str) -> tuple[list[str], list[str]]:
     """--traffic and --schemes as lists of known names; an unknown one exits 2."""
     pattern_list = [ALIASES.get(p.strip(), p.strip()) for p in traffic.split(",") if p.strip()]
-    scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
+    scheme_list = [current_name(s.strip()) for s in schemes.split(",") if s.strip()]
     for value, known, flag in (
         (pattern_list, PATTERNS, "--traffic"),
         (scheme_list, SCHEMES, "--schemes"),
     ):
-        unknown = [v for v in value if v not in known]
-        if unknown:
-            console.print(
-                f"error: {flag}: unknown {', '.join(unknown)} (one of {', '.join(known)})",
-                style="red",
-            )
-            raise typer.Exit(2)
+        _known(value, known, flag)
     return pattern_list, scheme_list
+
+
+def _known(values: list[str], known: tuple[str, ...], flag: str) -> None:
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        refuse(flag, f"unknown {', '.join(unknown)} (one of {', '.join(known)})")
 
 
 def _print_analysis(result: dict[str, Any], scheme_list: list[str], target: Path) -> None:
@@ -317,12 +317,7 @@ def _numbers(text: str, flag: str, kind: type[int] | type[float]) -> list[Any]:
     try:
         return [kind(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        console.print(
-            f"error: {flag}: not a comma-separated list of numbers: {text}",
-            style="red",
-            markup=False,
-        )
-        raise typer.Exit(2) from None
+        refuse(flag, f"not a comma-separated list of numbers: {text}")
 
 
 def planes_command(
@@ -340,23 +335,15 @@ def planes_command(
         planes_plot,
         study_planes,
     )
+    from fatpaths_cfg.analysis.plane_set import plane_next_hops
     from fatpaths_cfg.analysis.plane_throughput import PLANE_SCHEMES
-    from fatpaths_cfg.analysis.planes import plane_next_hops
 
     scheme_list = [s.strip() for s in schemes.split(",") if s.strip()]
-    unknown = [s for s in scheme_list if s not in PLANE_SCHEMES]
-    if unknown:
-        console.print(
-            f"error: --plane-schemes: unknown {', '.join(unknown)} "
-            f"(one of {', '.join(PLANE_SCHEMES)})",
-            style="red",
-        )
-        raise typer.Exit(2)
+    _known(scheme_list, tuple(PLANE_SCHEMES), "--plane-schemes")
     ks = _numbers(k_values, "--k", int)
     shares = _numbers(failure_shares, "--failure-shares", float)
     if any(k < 1 for k in ks) or any(not 0 <= f <= 1 for f in shares):
-        console.print("error: --k values must be >= 1 and --failure-shares in [0, 1]", style="red")
-        raise typer.Exit(2)
+        refuse("--k/--failure-shares", "--k values must be >= 1 and --failure-shares in [0, 1]")
     plane_set, members = run_or_exit(lambda: _plane_set(compiled))
     target = place.target
     run_or_exit(place.check)
@@ -384,7 +371,7 @@ def planes_command(
 def _plane_set(compiled: LoadedCompiled) -> tuple[PlaneSet, list[np.ndarray]]:
     """The fabric as planes, or a user error naming what the plane analysis cannot take (a
     plane mixing link speeds, a host without an uplink per plane)."""
-    from fatpaths_cfg.analysis.planes import plane_set_from_fabric
+    from fatpaths_cfg.analysis.plane_set import plane_set_from_fabric
     from fatpaths_cfg.errors import UserErrors
 
     try:
@@ -409,23 +396,13 @@ def failures_command(compiled: LoadedCompiled, place: ResultsPlace, study: Failu
     from fatpaths_cfg.analysis.failures import RANDOM_KINDS
 
     if study.kind not in RANDOM_KINDS:
-        console.print(
-            f"error: --random: unknown {study.kind} (one of {', '.join(RANDOM_KINDS)})",
-            style="red",
-            markup=False,
-        )
-        raise typer.Exit(2)
+        refuse("--random", f"unknown {study.kind} (one of {', '.join(RANDOM_KINDS)})")
     fabric = compiled.fabric
     pool = {"cables": len(fabric.links), "switches": fabric.nr}.get(
         study.kind, len(fabric.links) + fabric.nr
     )
     if study.k_max > max(pool, 1):  # k = 1 is every single failure, not a draw
-        console.print(
-            f"error: --k-max {study.k_max}: {fabric.name} has {pool} {study.kind} to fail",
-            style="red",
-            markup=False,
-        )
-        raise typer.Exit(2)
+        refuse(f"--k-max {study.k_max}", f"{fabric.name} has {pool} {study.kind} to fail")
     target = place.target
     run_or_exit(place.check)
     with make_progress(console=make_console(stderr=True)) as progress:

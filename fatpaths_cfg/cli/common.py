@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -54,6 +54,13 @@ def run_or_exit(action: Callable[[], T]) -> T:
         for line in printed_lines(exc.errors):
             print(line, file=sys.stderr)
         raise typer.Exit(EXIT_USER_ERROR) from None
+
+
+def refuse(field: str, message: str, hint: str = "") -> NoReturn:
+    """A bad option, printed as every user error is (`error: --flag: message`); exit 2."""
+    for line in printed_lines(UserErrors.single("", field, message, hint).errors):
+        print(line, file=sys.stderr)
+    raise typer.Exit(EXIT_USER_ERROR)
 
 
 def name_list(text: str | None) -> list[str] | None:

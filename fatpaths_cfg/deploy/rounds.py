@@ -13,7 +13,6 @@ running state is read back against the files and the fabric is walked once more.
 from __future__ import annotations
 
 import contextlib
-import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,20 +33,30 @@ from fatpaths_cfg.deploy.push import (
     driver_for,
     plan_targets,
 )
-from fatpaths_cfg.deploy.state import RouteTable, drift_problem
+from fatpaths_cfg.deploy.state import RouteLine, RouteTable, drift_problem
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.plan.rounds import CLEANUP, Round, StateProof, walk_state
 from fatpaths_cfg.plan.run import Plan, make_plan
 from fatpaths_cfg.plan.view import RouteView
+from fatpaths_cfg.platforms import PLATFORMS
 
-# Platforms whose driver changes single routes; the others replace whole configs only.
-ORDERED_PLATFORMS = ("frr", "linux")
 # Switches a round pushes to and reads back at once (see _Fabric.pool).
 WIDE = 16
 EXIT_ROLLED_BACK = 1
 EXIT_ROLLBACK_UNVERIFIED = 3
 
-RouteLine = tuple[str, str, str]  # (family, prefix, next-hop address)
+
+@dataclass(frozen=True)
+class ReadBack:
+    """One switch's tables as read back: the FIB, and zebra's RIB where it has a routing
+    daemon (None on platforms without one)."""
+
+    fib: RouteTable
+    rib: RouteTable | None
+
+
+# switch -> its read-back, or None when it could not be read (a failure, never an empty table)
+ReadBacks = dict[str, ReadBack | None]
 
 
 @dataclass
@@ -84,53 +93,22 @@ def _lines_of(view: RouteView, layer: int, switch: str, dest: str, hop: str) -> 
     return [line for line in written if line is not None]
 
 
-def frr_change_command(vtysh: str, add: list[RouteLine], remove: list[RouteLine]) -> str:
-    """The round's lines as shell: `vtysh -f` reading first every new route, then, as a second
-    file, the old ones' removal (make before break: each state of the switch is one the plan
-    proved), the second only if the first went in. Two files, not one: FRR applies one file as
-    one transaction, and within it a route whose old next hop goes and new one comes may be
-    withdrawn and added again, which the hitless benchmark saw as probes lost to "net
-    unreachable". A file, not a `-c` per line: the push takes half the time."""
-
-    def text(lines: list[RouteLine], verb: str) -> str:
-        return "".join(
-            f"{verb}{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}\n"
-            for family, prefix, hop in lines
-        )
-
-    # Route lines hold only addresses and keywords, so they cannot end the here-document.
-    files = [batch for batch in (text(add, ""), text(remove, "no ")) if batch]
-    return "set -e\n" + "\n".join(f"{vtysh} <<'{_END}'\n{batch}{_END}" for batch in files)
-
-
-_END = "FATPATHS_ROUTES_END"
-
-
-def linux_script(add: list[RouteLine], remove: list[RouteLine]) -> str:
-    """`replace` swaps a route's next hop in one step; a route with no successor is deleted."""
-    replaced = {(family, prefix) for family, prefix, _ in add}
-    lines = ["set -e"]
-    for family, prefix, hop in add:
-        six = " -6" if family == "v6" else ""
-        lines.append(f"ip{six} route replace {shlex.quote(prefix)} via {shlex.quote(hop)}")
-    for family, prefix, hop in remove:
-        if (family, prefix) in replaced:
-            continue
-        six = " -6" if family == "v6" else ""
-        lines.append(f"ip{six} route del {shlex.quote(prefix)} via {shlex.quote(hop)}")
-    return "\n".join(lines) + "\n"
+def ordered_platforms() -> list[str]:
+    """Platforms whose driver changes single routes (`Deploy.rounds`); the others replace
+    whole configs only."""
+    return [name for name, p in PLATFORMS.items() if p.deploy is not None and p.deploy.rounds]
 
 
 def check_ordered_platforms(platforms: set[str]) -> None:
-    refused = sorted(p for p in platforms if p not in ORDERED_PLATFORMS)
+    ordered = ordered_platforms()
+    refused = sorted(p for p in platforms if p not in ordered)
     if refused:
         raise UserErrors.single(
             "--from",
             "",
             f"platform {', '.join(refused)} cannot change single routes, so it cannot be "
             "deployed in rounds",
-            f"ordered deploy supports {', '.join(ORDERED_PLATFORMS)}; deploy the others "
-            "without --from",
+            f"ordered deploy supports {', '.join(ordered)}; deploy the others without --from",
         )
 
 
@@ -159,8 +137,8 @@ class _Fabric:
         self.new_hops = self.update.new_hops
         self.both = (self.old_hops >= 0) & (self.new_hops >= 0)
         # Read-backs taken as each switch finished staging / installing its files.
-        self.first_tables: dict[str, RouteTable | None] = {}
-        self.last_tables: dict[str, RouteTable | None] = {}
+        self.first_tables: ReadBacks = {}
+        self.last_tables: ReadBacks = {}
 
     def pool(self, work: Callable[[str], Any], names: list[str]) -> list[Any]:
         # Every session is open already and each step is one short command on it: a round goes
@@ -185,7 +163,7 @@ class _Fabric:
             try:
                 # OLD read back in the same round trip: staging moves no route.
                 rib, fib = driver.stage_candidate(filename=str(target.config))
-                self.first_tables[name], self.first_tables[f"{name}/rib"] = fib, rib
+                self.first_tables[name] = ReadBack(fib, rib)
             except Exception as exc:  # the device refuses NEW's files: nothing may move
                 failed[name] = f"candidate rejected: {exc}"
 
@@ -209,17 +187,16 @@ class _Fabric:
         kept = route_lines((self.old, self.new), self.names, np.where(applied, -1, state), name)
         return table_of({**kept, **moved})
 
-    def read_one(self, name: str, tables: dict[str, RouteTable | None]) -> None:
-        """`name`'s FIB (and RIB, as `name/rib`) into `tables`."""
+    def read_one(self, name: str, tables: ReadBacks) -> None:
+        """`name`'s read-back into `tables`."""
         try:
             rib, fib = self.drivers[name].get_route_tables()
-            tables[name] = fib
-            tables[f"{name}/rib"] = rib
+            tables[name] = ReadBack(fib, rib)
         except Exception:  # an unreadable switch is a failure, never an empty table
             tables[name] = None
 
-    def read(self, names: list[str]) -> dict[str, RouteTable | None]:
-        tables: dict[str, RouteTable | None] = {}
+    def read(self, names: list[str]) -> ReadBacks:
+        tables: ReadBacks = {}
         self.pool(lambda name: self.read_one(name, tables), names)
         return tables
 
@@ -228,7 +205,7 @@ class _Fabric:
         state: np.ndarray,
         touched: list[str],
         final_state: bool = False,
-        tables: dict[str, RouteTable | None] | None = None,
+        tables: ReadBacks | None = None,
     ) -> tuple[dict[str, str], StateProof]:
         """Hold the touched switches to `state` (zebra installs asynchronously: those that
         differ are read again, up to verify_timeout), then walk the whole fabric. `tables` are
@@ -241,7 +218,7 @@ class _Fabric:
         while True:
             problems = {}
             for name in touched:
-                problem = _table_problem(wanted[name], tables.get(name), tables.get(f"{name}/rib"))
+                problem = _table_problem(wanted[name], tables.get(name))
                 if problem:
                     problems[name] = problem
             # A switch that matched holds its routes: only the others are read again.
@@ -251,7 +228,7 @@ class _Fabric:
             time.sleep(0.3)
             tables.update(self.read(again))
         tables.update(self.read([n for n in present if n not in tables]))
-        fib_tables = {n: tables.get(n) for n in present}
+        fib_tables = {n: read.fib if (read := tables.get(n)) else None for n in present}
         live = live_fabric(self.book, fib_tables)
         # While rounds run, every route OLD and NEW share must hold; at the end, NEW's.
         expected = (self.new_hops >= 0) if final_state else self.both.copy()
@@ -282,7 +259,7 @@ class _Fabric:
                     # Running state read and equal to the files, files read back after, and
                     # the routes as they run then (no other switch's step changes them).
                     rib, fib = driver.install_candidate()
-                    self.last_tables[name], self.last_tables[f"{name}/rib"] = fib, rib
+                    self.last_tables[name] = ReadBack(fib, rib)
                     result.status, result.detail = "committed", "installed without a reload"
                 except CommitRefused as refused:
                     driver.commit_config()
@@ -326,21 +303,21 @@ class _Fabric:
             else:
                 add.extend(new_lines)
                 remove.extend(old_lines)
-        commands = {}
-        for name, (add, remove) in by_switch.items():
-            driver = self.drivers.get(name)
-            if self.targets[name].platform == "frr" and driver is not None:
-                commands[name] = frr_change_command(driver.vtysh("-f", "/dev/stdin"), add, remove)
-            else:
-                commands[name] = linux_script(add, remove)
-        return commands
+        # Each platform's driver writes its own make-before-break command; a switch with no
+        # session fails the round as "not connected" before any command would be sent.
+        return {
+            name: self.drivers[name].route_change_command(add, remove)
+            if name in self.drivers
+            else ""
+            for name, (add, remove) in by_switch.items()
+        }
 
-    def push(self, steps_round: Round, undo: bool) -> tuple[dict[str, str], dict[str, Any]]:
+    def push(self, steps_round: Round, undo: bool) -> tuple[dict[str, str], ReadBacks]:
         """Apply one round on every switch it touches and read each back in the same round
         trip; the switches it does not touch are read meanwhile (nothing changes them)."""
         commands = self.changes(steps_round, undo)
         failed = {name: "not connected" for name in commands if name not in self.drivers}
-        tables: dict[str, Any] = {}
+        tables: ReadBacks = {}
 
         def one(name: str) -> None:
             command = commands.get(name)
@@ -353,7 +330,7 @@ class _Fabric:
                 if command:
                     failed[name] = f"{type(exc).__name__}: {exc}"
                 return
-            tables[name], tables[f"{name}/rib"] = fib, rib
+            tables[name] = ReadBack(fib, rib)
             pushed = results.get("routes")
             if pushed is not None and pushed.status != 0:
                 # vtysh -f exits 2 on any line it refuses (it goes on with the rest): the switch
@@ -366,11 +343,11 @@ class _Fabric:
         return failed, tables
 
 
-def _table_problem(want: RouteTable, fib: RouteTable | None, rib: RouteTable | None) -> str | None:
+def _table_problem(want: RouteTable, read: ReadBack | None) -> str | None:
     """How a switch's read-back FIB (and RIB, where it has a routing daemon) misses `want`."""
-    if fib is None:
+    if read is None:
         return "could not be read back"
-    for kind, got in (("fib", fib), ("rib", rib)):
+    for kind, got in (("fib", read.fib), ("rib", read.rib)):
         if got is None or dict(got) == want:
             continue  # a platform with no routing daemon has no RIB
         missing = sorted(set(want.items()) - set(got.items()))

@@ -14,18 +14,16 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # prefix -> next-hop addresses (a set: ECMP lines of one prefix form one entry)
 RouteTable = dict[str, frozenset[str]]
+# One static route as a round of `deploy --from` moves it: (family, prefix, next-hop address).
+RouteLine = tuple[str, str, str]
 
 IP_LINE = re.compile(r"^ip(?P<six> -6)? (?P<kind>addr|route) replace (?P<dst>\S+)(?P<rest>.*)$")
 DEV = re.compile(r"\bdev (\S+)")
 VIA = re.compile(r"\bvia (\S+)")
-# A route with a distance is a floating backup (`routing.backup`): the device selects it only
-# once the primary is withdrawn, so it is no part of the table the device is checked against.
-FRR_ROUTE = re.compile(r"^ipv?6? route (\S+) (\S+)$")
 LINK_LOCAL_V6 = ipaddress.ip_network("fe80::/10")
 
 
@@ -147,47 +145,6 @@ def fib_table(ip_route_json: str, ports: Iterable[str]) -> RouteTable:
             dst = "::/0"
         table[dst] = frozenset(gateway for _, gateway in hops)
     return table
-
-
-def frr_rib_table(show_route_json: str) -> RouteTable:
-    """Static routes zebra installed, with the next hops it installed them through."""
-    table: RouteTable = {}
-    for dst, entries in (json.loads(show_route_json) if show_route_json.strip() else {}).items():
-        for entry in entries:
-            if entry.get("protocol") != "static" or not entry.get("installed"):
-                continue
-            hops = frozenset(
-                hop["ip"] for hop in entry.get("nexthops", []) if hop.get("fib") and "ip" in hop
-            )
-            table[prefix(dst)] = hops
-    return table
-
-
-def frr_compiled_table(conf: str) -> RouteTable:
-    table: dict[str, set[str]] = {}
-    for line in conf.splitlines():
-        match = FRR_ROUTE.match(line.strip())
-        if match:
-            # A malformed prefix stays as written: the device refuses the candidate for it.
-            try:
-                dst = prefix(match[1])
-            except ValueError:
-                dst = match[1]
-            table.setdefault(dst, set()).add(match[2])
-    return {dst: frozenset(hops) for dst, hops in table.items()}
-
-
-def script_compiled_table(script: str) -> RouteTable:
-    return {item.dst: frozenset(item.via) for item in script_items(script) if item.via}
-
-
-def frr_candidate_routes(folder: Path) -> RouteTable:
-    """The compiled routes of an frr candidate: its folder's frr.conf."""
-    return frr_compiled_table((folder / "frr.conf").read_text(encoding="utf-8"))
-
-
-def script_candidate_routes(script: Path) -> RouteTable:
-    return script_compiled_table(script.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,13 @@ that hides a broken layer. Config files are bound from the compiled output by re
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from fatpaths_cfg.compiled import load_compiled
 from fatpaths_cfg.errors import UserErrors
 from fatpaths_cfg.fabric import Fabric, Switch
-from fatpaths_cfg.platforms import PLATFORMS, resolve
+from fatpaths_cfg.platforms import PLATFORMS
 from fatpaths_cfg.platforms.descriptor import CLAB_ROOT, ClabNode
 from fatpaths_cfg.render.hosts import plane_device
 from fatpaths_cfg.support.block_yaml import dump_block_yaml
@@ -56,8 +55,7 @@ class ClabImages:
 def clab_ifname(switch: Switch, port: str) -> str:
     """The interface a link endpoint names inside the node, per platform's own convention."""
     node = _clab_node(switch.platform)
-    rename: Callable[[Sequence[str], str], str] = resolve(node.ifname)
-    return rename(switch.ports, port)
+    return node.ifname(switch.ports, port)
 
 
 def _clab_node(platform: str) -> ClabNode:

@@ -1,9 +1,10 @@
 """The platform registry: every platform fatpaths renders, verifies, labs and deploys.
 
-Each module of this package describes one platform as a `Platform` (see `descriptor`); the
-stages look platforms up here and nowhere else: the inventory schema's `platform` choices, the
-`--platform` options, the render, verify, Batfish, lab and deploy stages. A new platform is one
-module here (listed below), its templates and its goldens.
+Each package of this one is one platform, `<name>/`: its `Platform` descriptor (see
+`descriptor`) in its `__init__`, the code only it runs (`render`, `reader`) and its
+`templates/`. The stages look platforms up here and nowhere else: the inventory schema's
+`platform` choices, the `--platform` options, the render, verify, Batfish, lab and deploy
+stages. A new platform is one package here, its name in the list below, and its goldens.
 """
 
 from __future__ import annotations

@@ -1,23 +1,36 @@
 """What a platform is, as data: one `Platform` descriptor that every stage reads.
 
-A descriptor names the code a stage runs for the platform by reference (`"module:attribute"`,
-imported when first used), the way `inventory.layer_algorithms` names layer builders: the
-inventory schema reads this package for the platform names, so nothing here may import a stage.
+A platform is one package, `fatpaths_cfg/platforms/<name>/`: the descriptor (its `__init__`),
+the code only it runs (`render`, `reader`, ...) and its `templates/`. The descriptor holds what
+needs no stage directly (capabilities, limits, port naming, containerlab interface names) and
+names the code a stage runs for the platform by reference (`"module:attribute"`, imported when
+first used), the way `inventory.layer_algorithms` names layer builders: the inventory schema
+reads the registry for the platform names, and render reads it too, so a descriptor that
+imported its render code (which imports render) or its reader (which imports verify) would put
+a stage below the inventory and verify below render (the pipeline layers of pyproject.toml,
+checked by `lint-imports`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from fatpaths_cfg.ifnames import kernel_ifname
+from fatpaths_cfg.platforms.port_names import PortNaming
 
-# Inside the package, so a wheel installs them as package data of fatpaths_cfg.
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+# The platform packages: `<name>/` holds a platform's descriptor (its `__init__`), its code and
+# its `templates/`, package data of fatpaths_cfg that a wheel installs beside the code.
+PACKAGES = Path(__file__).resolve().parent
+
+
+def default_template_folder(name: str) -> Path:
+    """Where the templates of platform `name` are unless its descriptor names a folder."""
+    return PACKAGES / name / "templates"
 
 
 @dataclass(frozen=True)
@@ -87,13 +100,13 @@ class ClabNode:
     binds:  (own file as in `SwitchFile.path`, path in the container, with `:ro` if read-only).
     exec:   commands run in the node once it is up.
     startup_config: own file the kind loads as its startup config (cEOS), if any.
-    ifname: `"module:function"`, `function(ports, port) -> str`: the name inside the node of a
-            fabric port, given the switch's ports in order.
+    ifname: `function(ports, port) -> str`: the name inside the node of a fabric port, given
+            the switch's ports in order.
     """
 
     kind: str
     image: str
-    ifname: str
+    ifname: Callable[[Sequence[str], str], str]
     default_image: str | None = None
     binds: tuple[tuple[str, str], ...] = ()
     exec: tuple[str, ...] = ()
@@ -122,6 +135,10 @@ class Deploy:
                the fabric's ports as optional arguments.
     routes:    `"module:function"`, `function(candidate path) -> deploy.state.RouteTable`: the
                compiled routes, compared with what the device reads back; None: not compared.
+    rounds:    the driver changes single routes, so `deploy --from` can move the platform in
+               loop-free rounds: it has `route_change_command(add, remove) -> str`, the shell
+               command that adds `add` and then removes `remove` (deploy.state.RouteLine
+               lists), each state in between one the plan proved. False: whole configs only.
     """
 
     candidate: str
@@ -129,6 +146,7 @@ class Deploy:
     hint: str = "install its NAPALM driver"
     ssh: bool = False
     routes: str | None = None
+    rounds: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,9 +169,9 @@ class Platform:
     clab:      its containerlab node (see `ClabNode`), None if containerlab cannot run it.
     netns:     its node in the namespace lab, None if that lab cannot run it.
     deploy:    how it is deployed, None if it cannot be.
-    port_names: how its configs name inventory ports (see the field), None: as they are.
-    templates: the folder of its templates, `fatpaths_cfg/templates/<name>/` unless given;
-               templates name each other from the templates root (`{% include "frr/routes.j2" %}`).
+    port_names: how its configs name inventory ports (a `PortNaming`), None: as they are.
+    templates: the folder of its templates, `fatpaths_cfg/platforms/<name>/templates/` unless
+               given; templates name each other by platform (`{% include "frr/routes.j2" %}`).
     """
 
     name: str
@@ -170,14 +188,13 @@ class Platform:
     netns: NetnsNode | None = None
     deploy: Deploy | None = None
     templates: Path | None = None
-    # `"module:attribute"` of a `render.native_ports.PortNaming`: the NOS knows only its own port
-    # names (`swp7`, `et-0/0/7`), so its files, its Batfish wiring and its readers rename
-    # inventory ports; None: ports keep their inventory names.
-    port_names: str | None = None
+    # The NOS knows only its own port names (`swp7`, `et-0/0/7`), so its files, its Batfish
+    # wiring and its readers rename inventory ports by this rule; None: they keep their names.
+    port_names: PortNaming | None = None
 
     @property
     def template_folder(self) -> Path:
-        return self.templates if self.templates is not None else TEMPLATES / self.name
+        return self.templates if self.templates is not None else default_template_folder(self.name)
 
     def paths(self, switch: str) -> tuple[str, ...]:
         """A switch's files, relative to `configs/<name>/`."""

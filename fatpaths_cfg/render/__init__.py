@@ -13,7 +13,6 @@ from fatpaths_cfg.addressing import AddressPlan
 from fatpaths_cfg.compiled import CompiledFabric
 from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.platforms import PLATFORMS, Platform
-from fatpaths_cfg.render.native_ports import port_naming
 
 # Per-switch limit errors are capped so that a fabric far over a limit stays readable.
 MAX_LIMIT_ERRORS = 10
@@ -186,7 +185,7 @@ def _check_port_names(
     """Platforms that rename ports (junos `et-0/0/7`...) must find a distinct name for each."""
     switch = compiled.fabric.switches[s]
     for name in platforms:
-        naming = port_naming(PLATFORMS[name])
+        naming = PLATFORMS[name].port_names
         if naming is None:
             continue
         for problem in naming.problems(switch.ports)[:MAX_LIMIT_ERRORS]:

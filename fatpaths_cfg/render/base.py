@@ -14,7 +14,7 @@ import jinja2
 
 from fatpaths_cfg.platforms import Platform, SwitchFile, resolve
 from fatpaths_cfg.render.environment import platform_environment
-from fatpaths_cfg.render.native_ports import port_naming
+from fatpaths_cfg.render.native_ports import renamed
 from fatpaths_cfg.render.routes import EMPTY_ROUTES, RouteTable
 
 # The IP MTU of every fabric port. The inventory has no MTU and the frr/linux output and host
@@ -101,9 +101,8 @@ class SwitchView:
 
 def render_switch(platform: Platform, view: SwitchView) -> dict[str, str]:
     """A switch's files as the platform writes them, keyed like `platform.paths(view.name)`."""
-    naming = port_naming(platform)
-    if naming is not None:
-        view = naming.renamed(view)
+    if platform.port_names is not None:
+        view = renamed(platform.port_names, view)
     return {file.at(view.name): render_file(platform, file, view) for file in platform.files}
 
 

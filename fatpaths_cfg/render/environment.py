@@ -12,13 +12,21 @@ from pathlib import Path
 import jinja2
 
 from fatpaths_cfg.ifnames import kernel_ifname
+from fatpaths_cfg.platforms import PLATFORMS
+from fatpaths_cfg.platforms.descriptor import default_template_folder
 from fatpaths_cfg.render.routes import RouteTable
 
+# The host plans' templates (`hosts/...`). Like every platform's (`platforms/<name>/templates/`)
+# they are inside the package, so a wheel installs them as package data of fatpaths_cfg rather
+# than as a top-level `templates` package that any other distribution could clash with.
+HOST_TEMPLATES = Path(__file__).resolve().parent / "templates" / "hosts"
 
-def templates_directory() -> Path:
-    # Inside the package, so a wheel installs them as package data of fatpaths_cfg rather than
-    # as a top-level `templates` package that any other distribution could clash with.
-    return Path(__file__).resolve().parent.parent / "templates"
+
+def template_folders() -> dict[str, Path]:
+    """Name prefix -> folder of every template: `hosts/`, and `<name>/` for each registered
+    platform, so that templates include each other by platform (`frr/routes.j2`)."""
+    folders = {name: default_template_folder(name) for name in PLATFORMS}
+    return {"hosts": HOST_TEMPLATES, **folders}
 
 
 def eos_mac(mac: str) -> str:
@@ -68,17 +76,21 @@ def multipath_lines(routes: RouteTable, single: str, multi: str, hop: str) -> st
 
 @cache
 def environment() -> jinja2.Environment:
-    return _environment(jinja2.FileSystemLoader(templates_directory()))
+    return _environment(_prefix_loader(template_folders()))
 
 
 @cache
 def platform_environment(name: str, folder: Path) -> jinja2.Environment:
     """The environment of a platform whose templates are in `folder`: `NAME/x.j2` is read from
-    there, anything else (shared includes) from the templates root."""
-    if folder == templates_directory() / name:
+    there, anything else (shared includes) from the other platforms' folders."""
+    if folder == default_template_folder(name):
         return environment()
     own = jinja2.PrefixLoader({name: jinja2.FileSystemLoader(folder)})
-    return _environment(jinja2.ChoiceLoader([own, jinja2.FileSystemLoader(templates_directory())]))
+    return _environment(jinja2.ChoiceLoader([own, _prefix_loader(template_folders())]))
+
+
+def _prefix_loader(folders: dict[str, Path]) -> jinja2.PrefixLoader:
+    return jinja2.PrefixLoader({name: jinja2.FileSystemLoader(f) for name, f in folders.items()})
 
 
 def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:

@@ -1,98 +1,33 @@
-"""Vendor interface names for inventory port names (cumulus, junos, nxos).
-
-Those NOSes only know their own port names (`swp7`, `et-0/0/7`, `Ethernet1/7`), so an inventory
-written with generic names (`Ethernet7`, what generated fabrics use) is renamed by the numbers
-in the port name; a name already in the vendor's form is kept. The rename is a function of the
-name alone, so the verify readers invert it from the switch's port list.
-"""
+"""Vendor interface names in the rendered files: a platform's `PortNaming` (its descriptor's
+`port_names`, see `platforms.port_names`) applied to a switch's view and to single ports."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fatpaths_cfg.platforms import Platform, resolve
+from fatpaths_cfg.platforms import Platform
+from fatpaths_cfg.platforms.port_names import PortNaming
 
 if TYPE_CHECKING:
     from fatpaths_cfg.render.base import SwitchView
 
 
-def port_numbers(port: str) -> tuple[int, ...]:
-    """`Ethernet1/12` -> (1, 12); `Ethernet7` -> (7,)."""
-    return tuple(int(n) for n in re.findall(r"\d+", port))
+def renamed(naming: PortNaming, view: SwitchView) -> SwitchView:
+    """The view with its own ports under vendor names (peers keep inventory names: the peer may
+    run another platform)."""
 
+    def own(port: str) -> str:
+        return naming.name(port) or port
 
-@dataclass(frozen=True)
-class PortNaming:
-    """How one vendor names front-panel ports: its own names, and a form per count of numbers
-    in a generic name (`{0}` is the first number)."""
-
-    vendor: str
-    native: re.Pattern[str]
-    forms: dict[int, str]
-
-    def name(self, port: str) -> str | None:
-        """The vendor name of `port`, or None when its numbers fit no form."""
-        if self.native.fullmatch(port):
-            return port
-        form = self.forms.get(len(port_numbers(port)))
-        return form.format(*port_numbers(port)) if form else None
-
-    def problems(self, ports: tuple[str, ...]) -> list[str]:
-        """Ports that have no vendor name, or share one with another port."""
-        found: list[str] = []
-        taken: dict[str, str] = {}
-        for port in ports:
-            name = self.name(port)
-            if name is None:
-                counts = " or ".join(str(n) for n in sorted(self.forms))
-                found.append(f"port '{port}' has no {self.vendor} name (it needs {counts} numbers)")
-            elif name in taken:
-                found.append(
-                    f"ports '{taken[name]}' and '{port}' both become {self.vendor} port {name}"
-                )
-            else:
-                taken[name] = port
-        return found
-
-    def names(self, ports: tuple[str, ...]) -> dict[str, str]:
-        """vendor name -> inventory port, for the readers."""
-        return {name: port for port in ports if (name := self.name(port)) is not None}
-
-    def renamed(self, view: SwitchView) -> SwitchView:
-        """The view with its own ports under vendor names (peers keep inventory names: the
-        peer may run another platform)."""
-
-        def own(port: str) -> str:
-            return self.name(port) or port
-
-        return replace(
-            view,
-            link_ports=[replace(p, port=own(p.port)) for p in view.link_ports],
-            host_ports=[replace(p, port=own(p.port)) for p in view.host_ports],
-        )
-
-
-CUMULUS_PORTS = PortNaming("cumulus", re.compile(r"swp\d+(s\d+)?"), {1: "swp{0}", 2: "swp{0}s{1}"})
-JUNOS_PORTS = PortNaming(
-    "junos",
-    re.compile(r"(et|xe|ge|mge)-\d+/\d+/\d+(:\d+)?"),
-    {1: "et-0/0/{0}", 2: "et-0/0/{0}:{1}"},
-)
-NXOS_PORTS = PortNaming(
-    "nxos",
-    re.compile(r"Ethernet\d+/\d+(/\d+)?"),
-    {1: "Ethernet1/{0}", 2: "Ethernet{0}/{1}", 3: "Ethernet{0}/{1}/{2}"},
-)
-
-
-def port_naming(platform: Platform) -> PortNaming | None:
-    """How the platform names inventory ports; None when it keeps them."""
-    return resolve(platform.port_names) if platform.port_names else None
+    return replace(
+        view,
+        link_ports=[replace(p, port=own(p.port)) for p in view.link_ports],
+        host_ports=[replace(p, port=own(p.port)) for p in view.host_ports],
+    )
 
 
 def platform_port(platform: Platform, port: str) -> str:
     """The name `platform`'s files give an inventory port."""
-    naming = port_naming(platform)
+    naming = platform.port_names
     return (naming.name(port) or port) if naming else port

@@ -39,6 +39,7 @@ from fatpaths_cfg.sim.run import (
     SimConfig,
 )
 from fatpaths_cfg.sim.workloads import PATTERNS, WorkloadError, parse_bytes, parse_duration_ps
+from fatpaths_cfg.support.scheme_names import current_name
 from fatpaths_cfg.traffic_patterns import ALIASES
 
 # The concerns `fatpaths simulate --help` groups its options by, in the order it lists them.
@@ -176,7 +177,8 @@ class SimOptions:
     offset: int | None = setting(
         None,
         "--offset",
-        help="off-diagonal: host h sends to h + OFFSET (default: p_max).",
+        help="off-diagonal: host h sends to h + OFFSET (default: p_max); skewed-off-diagonal: "
+        "a multiple of p (default: the farthest, see docs).",
         group=WORKLOAD,
     )
     arrival_rate: float | None = setting(
@@ -375,7 +377,8 @@ class SimOptions:
     routing: str = setting(
         "layers",
         "--routing",
-        help="Switch-side routing: " + "|".join(ROUTING) + ".",
+        help="Switch-side routing: " + "|".join(ROUTING) + " (min, inr, ugal-l: SC'15's schemes "
+        "over layer 1's minimal paths; --lb then sets only the entropy).",
         group=BALANCING,
         config="routing",
     )
@@ -486,7 +489,8 @@ class SimOptions:
     lb: str = setting(
         "fatpaths",
         "--lb",
-        help="|".join(LOAD_BALANCING),
+        help="|".join(LOAD_BALANCING)
+        + " (single-path: one fixed minimal path per flow; its old name, minimal, is read as it).",
         group=BALANCING,
         record=None,
     )
@@ -694,6 +698,7 @@ def run_schemes(options: SimOptions) -> list[str]:
         schemes = list(LOAD_BALANCING)
     else:
         schemes = [s.strip() for s in compare.split(",")] if compare else [options.lb]
+        schemes = [current_name(s) for s in schemes]
     for scheme in schemes:
         if scheme not in LOAD_BALANCING:
             raise user_error(

@@ -28,16 +28,17 @@ from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
 from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
 from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
 from fatpaths_cfg.support.memory import available_memory, cpu_time, gib
+from fatpaths_cfg.support.scheme_names import SINGLE_PATH, current_name
 
 # Part of every task key: a change in what a task computes must not reuse old rows.
 TASK_VERSION = "fatpaths.sweep-task/1"
 
 # Schemes that route on the full network's minimal paths whatever the layers are: the analysis'
-# `minimal` and `ecmp` walk layer 1 (always the whole network), the simulator's baselines route
+# `single-path` and `ecmp` walk layer 1 (always the whole network), the simulator's baselines route
 # on the full network. Their tasks run once per fabric, seed and task, on one layer.
 LAYER_INDEPENDENT = {
-    "analyze": frozenset({"minimal", "ecmp"}),
-    "simulate": frozenset({"minimal", "ecmp", "letflow", "spray"}),
+    "analyze": frozenset({SINGLE_PATH, "ecmp"}),
+    "simulate": frozenset({SINGLE_PATH, "ecmp", "letflow", "spray"}),
 }
 # The routing keys such a scheme ignores.
 LAYER_FIELDS = ("layers", "rho", "algorithm", "paths_per_layer", "max_resamples")
@@ -58,6 +59,13 @@ class _Strict(BaseModel):
 
 def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def _renamed(values: str | list[str]) -> str | list[str]:
+    """A scheme's old name read as its new one (support/scheme_names.py)."""
+    if isinstance(values, list):
+        return [current_name(v) for v in values]
+    return current_name(values)
 
 
 def _check_names(values: str | list[str], known: tuple[str, ...], what: str) -> str | list[str]:
@@ -115,7 +123,7 @@ class AnalyzeTask(_Strict):
     @field_validator("scheme")
     @classmethod
     def _scheme(cls, value: str | list[str]) -> str | list[str]:
-        return _check_names(value, SCHEMES, "routing scheme")
+        return _check_names(_renamed(value), SCHEMES, "routing scheme")
 
 
 class _SimulateDefaults(_Strict):
@@ -137,7 +145,7 @@ class _SimulateDefaults(_Strict):
     @field_validator("lb")
     @classmethod
     def _lb(cls, value: str | list[str]) -> str | list[str]:
-        return _check_names(value, LOAD_BALANCING, "load balancing")
+        return _check_names(_renamed(value), LOAD_BALANCING, "load balancing")
 
     @field_validator("transport")
     @classmethod

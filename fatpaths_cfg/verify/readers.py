@@ -1,14 +1,18 @@
-"""Per-platform readers: routes and addresses back out of the rendered files, each with the
-file and line it came from.
+"""Reading the rendered files back: routes and addresses, each with the file and line it came
+from.
 
-The readers understand exactly the statements fatpaths renders (see fatpaths_cfg/templates/);
-any other line is reported as unparsed rather than skipped, because a line the checker does not
-read is a line it cannot vouch for. Faults of omission are the checker's business, not the reader's.
+Each platform's descriptor names the reader of each of its files (`SwitchFile.reader`): the
+readers of the formats several platforms share are here (FRR route lines, iproute2 scripts,
+read natively and in batches), a platform's own format is read by its package's `reader`
+module (`fatpaths_cfg.platforms.<name>.reader`) through the `SwitchReader` below.
+The readers understand exactly the statements fatpaths renders (see each platform's
+`templates/`); any other line is reported as unparsed rather than skipped, because a line the
+checker does not read is a line it cannot vouch for. Faults of omission are the checker's
+business, not the reader's.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,8 +24,7 @@ from fatpaths_cfg.compiled import LoadedCompiled
 from fatpaths_cfg.ifnames import kernel_ifname
 from fatpaths_cfg.platforms import PLATFORMS, resolve
 from fatpaths_cfg.render.base import BACKUP_DISTANCE
-from fatpaths_cfg.render.native_ports import port_naming
-from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, PendingFile, RouteBlock, TrunkLine
+from fatpaths_cfg.verify.model import AddressLine, ParsedConfigs, PendingFile, RouteBlock
 
 LOOPBACK = "lo"
 
@@ -35,26 +38,9 @@ _FRR_INERT = (
     "ipv6 forwarding",
     "line vty",
 )
-# EOS statements that carry nothing the forwarding check needs (descriptions, VLAN names,
-# switchport modes, storm control, routing switches). Anything else must be understood.
 _FRR_ROUTE = ("ip route ", "ipv6 route ")
 # The distance every backup route is rendered with (`ip route PREFIX HOP 250`).
 BACKUP = str(BACKUP_DISTANCE)
-_EOS_INERT = (
-    "hostname ",
-    "vlan ",
-    "name ",
-    "description ",
-    "no switchport",
-    "switchport ",
-    "ipv6 enable",
-    "ip routing",
-    "ipv6 unicast-routing",
-    "spanning-tree ",
-    "storm-control ",
-    "mtu ",
-    "end",
-)
 _SHELL_INERT = ("#", "set -e", "sysctl ", "ip link set ", "ip -6 neigh replace proxy ")
 
 
@@ -63,20 +49,8 @@ def normalise_mac(text: str) -> str:
     return "".join(c for c in text.lower() if c in "0123456789abcdef")
 
 
-def parse_vlan_list(text: str) -> frozenset[int] | None:
-    """EOS allowed-VLAN lists: `100-102,105` or `none`; None when it is neither."""
-    if text == "none":
-        return frozenset()
-    vlans: set[int] = set()
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            return None
-        vlans.update(range(int(low), int(high or low) + 1))
-    return frozenset(vlans)
-
-
-def _lines(path: Path) -> Iterable[tuple[int, str]]:
+def lines_of(path: Path) -> Iterable[tuple[int, str]]:
+    """(number from 1, stripped text) of each line of a rendered file."""
     # One read and one split per file: 10^4 host plans and 10^5 port lines per fabric.
     lines = path.read_text(encoding="utf-8").split("\n")
     if lines[-1] == "":
@@ -186,7 +160,7 @@ class _SwitchReader:
         prefixes: list[str] = []
         hops: list[str] = []
         lines: list[int] = []
-        for number, text in _lines(path):
+        for number, text in lines_of(path):
             if text.startswith("ip route replace ") and routes:
                 parts = text.split()
                 if len(parts) == 6 and parts[4] == "via":
@@ -239,75 +213,6 @@ class _SwitchReader:
                 columns.extend(name, file, [port(i, i) for i in interfaces], texts, numbers)
         self.parsed.unparsed += [(file, n, text) for n, text in unparsed]
         return True
-
-    def eos(self, relative: str) -> None:
-        path = self.open(relative)
-        self.parsed.switch_file[self.name] = self.file
-        interface = ""
-        for number, text in _lines(path):
-            if text.startswith(("ip route ", "ipv6 route ")):
-                parts = text.split()
-                if len(parts) == 4:
-                    self.route(parts[2], parts[3], number)
-                    continue
-                if len(parts) == 5 and parts[4] == BACKUP:
-                    self.backup(parts[2], parts[3], number)
-                    continue
-            elif text.startswith("interface "):
-                interface = text.split(None, 1)[1]
-                continue
-            elif text.startswith(("ip address ", "ipv6 address ")):
-                parts = text.split()
-                if interface and (len(parts) == 3 or parts[3:] == ["secondary"]):
-                    port = LOOPBACK if interface == "Loopback0" else interface
-                    self.address(port, parts[2], number)
-                    continue
-            elif text.startswith("mac address-table static "):
-                parts = text.split()
-                if (
-                    len(parts) == 8
-                    and parts[4] == "vlan"
-                    and parts[5].isdigit()
-                    and parts[6] == "interface"
-                ):
-                    self.mac_entry(int(parts[5]), parts[3], parts[7], number)
-                    continue
-            elif text.startswith("switchport trunk allowed vlan ") and interface:
-                vlans = parse_vlan_list(text.split()[-1])
-                if vlans is not None:
-                    self.parsed.trunks.append(
-                        TrunkLine(self.name, interface, vlans, self.file, number)
-                    )
-                    continue
-            elif not text or text.startswith("!") or text.startswith(_EOS_INERT):
-                if text == "!":
-                    interface = ""
-                continue
-            self.unparsed(number, text)
-
-    def config_db(self, relative: str) -> None:
-        """SONiC config_db.json: addresses are the `PORT|ADDRESS` keys of the interface tables;
-        the line is found by locating the key in the text (json keeps no positions)."""
-        path = self.open(relative)
-        self.parsed.address_file[self.name] = self.file
-        text = path.read_text(encoding="utf-8")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self.unparsed(exc.lineno, f"invalid JSON: {exc.msg}")
-            return
-        line_of = {}
-        for number, raw in enumerate(text.splitlines(), start=1):
-            stripped = raw.strip()
-            if stripped.startswith('"') and "|" in stripped:
-                line_of[stripped.split('"')[1]] = number
-        for table in ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE"):
-            for key in data.get(table, {}):
-                if "|" not in key:
-                    continue
-                interface, address = key.split("|", 1)
-                port = LOOPBACK if table == "LOOPBACK_INTERFACE" else interface
-                self.address(port, address, line_of.get(key, 0))
 
 
 class FrrRouteBatch:
@@ -363,7 +268,8 @@ def _ifname_map(loaded: LoadedCompiled, switch: int) -> dict[str, str]:
 
 
 # The readers platform descriptors name (`SwitchFile.reader`): each reads one rendered file,
-# `reader(switch_reader, relative_path)`.
+# `reader(switch_reader, relative_path)`; the shared formats' follow, a platform's own format is
+# read in its package (`platforms.<name>.reader`).
 SwitchReader = _SwitchReader
 
 
@@ -379,21 +285,13 @@ def read_iproute2(reader: SwitchReader, relative: str) -> None:
     reader.shell(relative, routes=True)
 
 
-def read_eos(reader: SwitchReader, relative: str) -> None:
-    reader.eos(relative)
-
-
-def read_config_db(reader: SwitchReader, relative: str) -> None:
-    reader.config_db(relative)
-
-
 def _switch_reader(
     parsed: ParsedConfigs, out: Path, loaded: LoadedCompiled, switch: int, platform: str
 ) -> _SwitchReader:
     name = loaded.fabric.switches[switch].name
     descriptor = PLATFORMS[platform]
     ifnames = _ifname_map(loaded, switch) if descriptor.kernel else {}
-    naming = port_naming(descriptor)
+    naming = descriptor.port_names
     if naming is not None:
         ifnames = naming.names(loaded.fabric.switches[switch].ports)
     return _SwitchReader(parsed, out, name, switch, ifnames)

@@ -1,4 +1,4 @@
-"""`junos` file (see platforms.junos): set commands rather than the curly hierarchy, because
+"""`junos` file (see the descriptor): set commands rather than the curly hierarchy, because
 each statement is then a whole line: loadable with `load set`, diffable line by line, and read
 back one statement a line."""
 

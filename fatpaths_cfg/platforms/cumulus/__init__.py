@@ -1,10 +1,19 @@
-"""`cumulus`: Cumulus Linux with ifupdown2 and FRR (/etc/network/interfaces, /etc/frr/frr.conf)."""
+"""`cumulus`: Cumulus Linux with ifupdown2 and FRR (/etc/network/interfaces, /etc/frr/frr.conf).
+
+The platform's package: this descriptor, `render` (both files and Batfish's concatenated one),
+`reader` (the interfaces file read back for verify; frr.conf is read as frr's) and `templates/`.
+"""
 
 from __future__ import annotations
 
-from fatpaths_cfg.platforms.descriptor import Limits, Platform, Snapshot, SwitchFile
+import re
 
-RENDER = "fatpaths_cfg.render.cumulus"
+from fatpaths_cfg.platforms.descriptor import READERS, Limits, Platform, Snapshot, SwitchFile
+from fatpaths_cfg.platforms.port_names import PortNaming
+
+RENDER = f"{__name__}.render"
+# Cumulus names front-panel ports swp<N> (and swp<N>s<M> for a split port).
+PORTS = PortNaming("cumulus", re.compile(r"swp\d+(s\d+)?"), {1: "swp{0}", 2: "swp{0}s{1}"})
 
 PLATFORM = Platform(
     name="cumulus",
@@ -12,13 +21,13 @@ PLATFORM = Platform(
     files=(
         SwitchFile(
             "{switch}/frr.conf",
-            "fatpaths_cfg.verify.readers:read_frr_routes",
+            f"{READERS}:read_frr_routes",
             builder=f"{RENDER}:frr_conf",
             holds="routes",
         ),
         SwitchFile(
             "{switch}/interfaces",
-            "fatpaths_cfg.verify.vendor_readers:read_cumulus_interfaces",
+            f"{__name__}.reader:read_cumulus_interfaces",
             builder=f"{RENDER}:interfaces",
             holds="addresses",
         ),
@@ -28,5 +37,5 @@ PLATFORM = Platform(
     limits=Limits(routes=65_536, vlans=4094, static_macs=0),
     # Batfish reads Cumulus as one concatenated file (`CUMULUS_CONCATENATED`).
     snapshot=Snapshot(folder="configs", builder=f"{RENDER}:snapshot"),
-    port_names="fatpaths_cfg.render.native_ports:CUMULUS_PORTS",
+    port_names=PORTS,
 )

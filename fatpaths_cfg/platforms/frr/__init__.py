@@ -1,4 +1,9 @@
-"""`frr`: a Linux switch running FRR (what the lab runs): iproute2 interfaces, FRR routes."""
+"""`frr`: a Linux switch running FRR (what the lab runs): iproute2 interfaces, FRR routes.
+
+The platform's package: this descriptor, `render` (interfaces.sh as plain loops), `deploy`
+(the FRR box's NAPALM driver and the routes it compares) and `templates/` (frr.conf and the
+route lines sonic's and cumulus' frr.conf include).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from fatpaths_cfg.platforms.descriptor import (
     Platform,
     Snapshot,
     SwitchFile,
+    kernel_port_name,
 )
 
 PLATFORM = Platform(
@@ -23,7 +29,7 @@ PLATFORM = Platform(
         SwitchFile(
             "{switch}/interfaces.sh",
             f"{READERS}:read_iproute2_addresses",
-            builder="fatpaths_cfg.render.iproute2:frr_interfaces_sh",
+            builder=f"{__name__}.render:frr_interfaces_sh",
             holds="addresses",
         ),
     ),
@@ -37,7 +43,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="linux",
         image="frr",
-        ifname="fatpaths_cfg.platforms.descriptor:kernel_port_name",
+        ifname=kernel_port_name,
         binds=(
             ("{switch}/frr.conf", "/etc/frr/frr.conf"),
             ("{switch}/interfaces.sh", f"{CLAB_ROOT}/interfaces.sh:ro"),
@@ -47,8 +53,9 @@ PLATFORM = Platform(
     netns=NetnsNode(script="{switch}/interfaces.sh", frr_conf="{switch}/frr.conf"),
     deploy=Deploy(
         candidate="{switch}",
-        driver="fatpaths_cfg.deploy.frr_driver:FrrDriver",
+        driver=f"{__name__}.deploy:FrrDriver",
         ssh=True,
-        routes="fatpaths_cfg.deploy.state:frr_candidate_routes",
+        rounds=True,
+        routes=f"{__name__}.deploy:frr_candidate_routes",
     ),
 )

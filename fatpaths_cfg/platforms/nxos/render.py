@@ -1,4 +1,4 @@
-"""`nxos` running-config (see platforms.nxos): the release the header claims, beside the view."""
+"""`nxos` running-config (see the descriptor): the release the header claims, beside the view."""
 
 from __future__ import annotations
 

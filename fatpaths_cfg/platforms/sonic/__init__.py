@@ -1,7 +1,8 @@
 """`sonic`: a SONiC device directory (config_db.json + frr.conf), as Batfish reads it.
 
-config_db.json is structured data, built in `render.sonic` and dumped with json; only frr.conf
-goes through a template.
+The platform's package: this descriptor, `render` (config_db.json is structured data, built
+there and dumped with json), `reader` (config_db.json read back for verify; frr.conf is read as
+frr's) and `templates/` (only frr.conf goes through a template).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Sequence
 
 from fatpaths_cfg.platforms.descriptor import (
     FRR_CONF,
-    READERS,
     ClabNode,
     Deploy,
     Limits,
@@ -32,8 +32,8 @@ PLATFORM = Platform(
         FRR_CONF,
         SwitchFile(
             "{switch}/config_db.json",
-            f"{READERS}:read_config_db",
-            builder="fatpaths_cfg.render.sonic:config_db_json",
+            f"{__name__}.reader:read_config_db",
+            builder=f"{__name__}.render:config_db_json",
             holds="addresses",
         ),
     ),
@@ -44,7 +44,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="sonic-vs",
         image="sonic",
-        ifname="fatpaths_cfg.platforms.sonic:clab_ifname",
+        ifname=clab_ifname,
         default_image="docker-sonic-vs:latest",
         binds=(
             ("{switch}/config_db.json", "/etc/sonic/config_db.json"),

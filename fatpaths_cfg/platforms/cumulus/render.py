@@ -1,4 +1,4 @@
-"""`cumulus` files (see platforms.cumulus): ifupdown2 interfaces, FRR's frr.conf, and the one
+"""`cumulus` files (see the descriptor): ifupdown2 interfaces, FRR's frr.conf, and the one
 concatenated file Batfish reads.
 
 Batfish's Cumulus model takes hostname, interfaces, ports.conf and frr.conf in that order,

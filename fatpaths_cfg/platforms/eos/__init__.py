@@ -1,4 +1,8 @@
-"""`eos`: Arista EOS running-config, for the prefix and the VLAN encoding."""
+"""`eos`: Arista EOS running-config, for the prefix and the VLAN encoding.
+
+The platform's package: this descriptor, `render` (the running-config with its device header),
+`reader` (the running-config read back for verify) and `templates/`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import re
 from collections.abc import Sequence
 
 from fatpaths_cfg.platforms.descriptor import (
-    READERS,
     ClabNode,
     Deploy,
     Limits,
@@ -14,6 +17,9 @@ from fatpaths_cfg.platforms.descriptor import (
     Snapshot,
     SwitchFile,
 )
+
+RENDER = f"{__name__}.render"
+READER = f"{__name__}.reader"
 
 
 def clab_ifname(ports: Sequence[str], port: str) -> str:
@@ -24,12 +30,8 @@ def clab_ifname(ports: Sequence[str], port: str) -> str:
 PLATFORM = Platform(
     name="eos",
     summary="Arista EOS running-config",
-    # The template needs the device model beside the view (render.eos holds it).
-    files=(
-        SwitchFile(
-            "{switch}.cfg", f"{READERS}:read_eos", builder="fatpaths_cfg.render.eos:running_config"
-        ),
-    ),
+    # The template needs the device model beside the view (`render` holds it).
+    files=(SwitchFile("{switch}.cfg", f"{READER}:read_eos", builder=f"{RENDER}:running_config"),),
     encodings=("prefix", "vlan"),
     # Conservative figures for a Trident3-class 7050X3: LPM routes and MAC table entries.
     limits=Limits(routes=131_072, vlans=4094, static_macs=73_728),
@@ -37,7 +39,7 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="arista_ceos",
         image="ceos",
-        ifname="fatpaths_cfg.platforms.eos:clab_ifname",
+        ifname=clab_ifname,
         default_image="ceos:4.32.0F",
         startup_config="{switch}.cfg",
     ),

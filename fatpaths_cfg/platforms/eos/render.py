@@ -1,4 +1,4 @@
-"""`eos` running-config: the device the header claims, beside the view (see platforms.eos)."""
+"""`eos` running-config: the device the header claims, beside the view (see the descriptor)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A NAPALM driver for a Linux box running FRR, over SSH (paramiko).
+"""`frr` deploy: a NAPALM driver for a Linux box running FRR, over SSH (paramiko), and the
+routes it compares: the compiled frr.conf's and those zebra installed.
 
 NAPALM ships no driver for plain FRR, so this one speaks to the box the way an operator would:
 files are staged with `cat`, checked with `vtysh --dryrun`, applied with `frr-reload.py` and
@@ -12,6 +13,7 @@ arguments so that a box with FRR under another prefix, or a test device, keeps i
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -26,9 +28,13 @@ from fatpaths_cfg.deploy.linux_box import (
     RemoteResult,
     RollbackError,
 )
-from fatpaths_cfg.deploy.state import KernelItem, RouteTable, frr_rib_table, unified
+from fatpaths_cfg.deploy.state import KernelItem, RouteLine, RouteTable, prefix, unified
 
 FRR_CONF = "frr.conf"
+# A compiled frr.conf's static routes. A route with a distance is a floating backup
+# (`routing.backup`): the device selects it only once the primary is withdrawn, so it is no part
+# of the table the device is checked against.
+FRR_ROUTE = re.compile(r"^ipv?6? route (\S+) (\S+)$")
 INTERFACES = "interfaces.sh"
 # Lines `show running-config` prints about itself rather than about the configuration.
 RUNNING_HEADER = ("Building configuration", "Current configuration", "frr version", "end")
@@ -77,6 +83,10 @@ def frr_config_lines(text: str) -> list[str]:
     return [line for line in lines if line not in routes] + sorted(routes)
 
 
+# Ends the here-documents of route_change_command.
+_END = "FATPATHS_ROUTES_END"
+
+
 class FrrDriver(LinuxBoxDriver):
     """`frr` platform: FRR's integrated frr.conf plus the compiled iproute2 interfaces script.
 
@@ -116,6 +126,25 @@ class FrrDriver(LinuxBoxDriver):
     def vtysh(self, *args: str) -> str:
         socket = f" --vty_socket {shlex.quote(self.vty_socket)}" if self.vty_socket else ""
         return "vtysh" + socket + "".join(f" {shlex.quote(a)}" for a in args)
+
+    def route_change_command(self, add: list[RouteLine], remove: list[RouteLine]) -> str:
+        """One round's lines as shell: `vtysh -f` reading first every new route, then, as a
+        second file, the old ones' removal (make before break: each state of the switch is one
+        the plan proved), the second only if the first went in. Two files, not one: FRR applies
+        one file as one transaction, and within it a route whose old next hop goes and new one
+        comes may be withdrawn and added again, which the hitless benchmark saw as probes lost
+        to "net unreachable". A file, not a `-c` per line: the push takes half the time."""
+
+        def text(lines: list[RouteLine], verb: str) -> str:
+            return "".join(
+                f"{verb}{'ipv6' if family == 'v6' else 'ip'} route {prefix} {hop}\n"
+                for family, prefix, hop in lines
+            )
+
+        vtysh = self.vtysh("-f", "/dev/stdin")
+        # Route lines hold only addresses and keywords, so they cannot end the here-document.
+        files = [batch for batch in (text(add, ""), text(remove, "no ")) if batch]
+        return "set -e\n" + "\n".join(f"{vtysh} <<'{_END}'\n{batch}{_END}" for batch in files)
 
     def state_commands(self) -> dict[str, str]:
         return {
@@ -243,3 +272,36 @@ class FrrDriver(LinuxBoxDriver):
     def rib(self, state: DeviceState) -> RouteTable:
         """Static routes zebra installed (IPv4 and IPv6), with their installed next hops."""
         return {**frr_rib_table(state.outputs["rib4"]), **frr_rib_table(state.outputs["rib6"])}
+
+
+def frr_rib_table(show_route_json: str) -> RouteTable:
+    """Static routes zebra installed, with the next hops it installed them through."""
+    table: RouteTable = {}
+    for dst, entries in (json.loads(show_route_json) if show_route_json.strip() else {}).items():
+        for entry in entries:
+            if entry.get("protocol") != "static" or not entry.get("installed"):
+                continue
+            hops = frozenset(
+                hop["ip"] for hop in entry.get("nexthops", []) if hop.get("fib") and "ip" in hop
+            )
+            table[prefix(dst)] = hops
+    return table
+
+
+def frr_compiled_table(conf: str) -> RouteTable:
+    table: dict[str, set[str]] = {}
+    for line in conf.splitlines():
+        match = FRR_ROUTE.match(line.strip())
+        if match:
+            # A malformed prefix stays as written: the device refuses the candidate for it.
+            try:
+                dst = prefix(match[1])
+            except ValueError:
+                dst = match[1]
+            table.setdefault(dst, set()).add(match[2])
+    return {dst: frozenset(hops) for dst, hops in table.items()}
+
+
+def frr_candidate_routes(folder: Path) -> RouteTable:
+    """The compiled routes of an frr candidate: its folder's frr.conf."""
+    return frr_compiled_table((folder / "frr.conf").read_text(encoding="utf-8"))

@@ -1,4 +1,9 @@
-"""`linux`: a plain Linux box as a switch, one iproute2 script with addresses and routes."""
+"""`linux`: a plain Linux box as a switch, one iproute2 script with addresses and routes.
+
+The platform's package: this descriptor, `deploy` (the Linux box's NAPALM driver and the
+routes it compares) and `templates/` (the script; frr's interfaces.sh renders its addresses
+part as plain loops).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from fatpaths_cfg.platforms.descriptor import (
     Platform,
     Snapshot,
     SwitchFile,
+    kernel_port_name,
 )
 
 PLATFORM = Platform(
@@ -29,15 +35,16 @@ PLATFORM = Platform(
     clab=ClabNode(
         kind="linux",
         image="host",
-        ifname="fatpaths_cfg.platforms.descriptor:kernel_port_name",
+        ifname=kernel_port_name,
         binds=(("{switch}.sh", f"{CLAB_ROOT}/switch.sh:ro"),),
         exec=(f"sh {CLAB_ROOT}/switch.sh",),
     ),
     netns=NetnsNode(script="{switch}.sh"),
     deploy=Deploy(
         candidate="{switch}.sh",
-        driver="fatpaths_cfg.deploy.linux_driver:LinuxDriver",
+        driver=f"{__name__}.deploy:LinuxDriver",
         ssh=True,
-        routes="fatpaths_cfg.deploy.state:script_candidate_routes",
+        rounds=True,
+        routes=f"{__name__}.deploy:script_candidate_routes",
     ),
 )
