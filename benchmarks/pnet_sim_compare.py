@@ -93,6 +93,14 @@ def run(network: SimNetwork, workload: Workload, scheme: Scheme, seed: int) -> S
     return simulate(network, workload, config)
 
 
+def broken_invariants(what: str, result: SimResult) -> int:
+    """Print the run's warnings (broken invariants, spurious retransmissions) to stderr; the
+    number of broken invariants, whose run's figures are not to be published."""
+    for warning in result.warnings():
+        print(f"{what}: {warning}", file=sys.stderr, flush=True)
+    return sum(not i.holds for i in result.invariants)
+
+
 def with_background(rpc: Workload, background: Workload) -> Workload:
     """RPC rounds first (so request/response pairs keep their indices), then the background
     flows, unchained and starting at 0."""
@@ -238,12 +246,15 @@ def main(argv: list[str] | None = None) -> int:
     fct: list[dict[str, Any]] = []
     rpc: list[dict[str, Any]] = []
     cdf: dict[str, np.ndarray] = {}
+    broken = 0
     for fabric, network in nets.items():
         for size in sizes:
             workload = make_workload(network, "permutation", size, seed=args.seed)
             for scheme in fct_schemes(fabric, subflows):
-                fct.append(fct_row(fabric, size, scheme, run(network, workload, scheme, args.seed)))
+                result = run(network, workload, scheme, args.seed)
+                fct.append(fct_row(fabric, size, scheme, result))
                 print(fct_line(fct[-1]), flush=True)
+                broken += broken_invariants(fct_line(fct[-1]), result)
         idle = rpc_workload(
             network, rounds=args.rounds, request_bytes=MTU, response_bytes=MTU, seed=args.seed
         )
@@ -258,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                 rpc.append(rpc_row(fabric, load, scheme, times, result))
                 cdf[f"{fabric} {scheme.label} {load}"] = times
                 print(rpc_line(rpc[-1]), flush=True)
+                broken += broken_invariants(rpc_line(rpc[-1]), result)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 
     title = (
@@ -285,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
     print(f"whole run: {wall:.1f} s wall, {cpu:.1f} s CPU; figure {args.figure}")
+    runs = len(fct) + len(rpc)
+    if broken:
+        print(f"INVARIANTS BROKEN: {broken} in {runs} runs (see stderr)", file=sys.stderr)
+        return 1
+    print(f"invariants hold in all {runs} runs")
     ok = all(r["cpu_seconds"] <= TARGET_MPTCP_1MB_CPU_SECONDS for r in one_mb)
     for r in one_mb:
         print(

@@ -8,12 +8,13 @@ endpoints: Slim Fly q=13 with p=10, MLFM h=15, OFT k=12), prints the saturation 
 each combination beside the closed forms, and plots accepted against offered load.
 
     python benchmarks/sim_sc15_saturation.py [--loads 0.05,0.1,...] [--plot FILE] [--lossless]
+        [--warmup-us 20] [--window-us 20]
 
 Offered load: every host starts Poisson one-packet flows whose payload adds up to the given
 share of its link; accepted load is the payload delivered per host and second over the
-measured window (after a warm-up), as a share of the link. Saturation throughput is the
-largest accepted load of the sweep; the table also gives the median host's accepted load at
-that point. SC'15 simulated
+measured window (`--window-us`, after `--warmup-us` of warm-up), as a share of the link.
+Saturation throughput is the largest accepted load of the sweep; the table also gives the
+median host's accepted load at that point. SC'15 simulated
 256-byte packets, flit by flit, on lossless credit-based links with 100 KB of buffer per
 port; here packets are 9,000 bytes (far fewer events), queues hold 100 KB, and the transport
 is NDP (trimming instead of credits); docs/guide/simulate.md's reproduction section says what that
@@ -52,8 +53,10 @@ LINK_LATENCY_PS = 150_000
 # its own here (longer flows turn uniform traffic into receiver hot spots that outlast the
 # measured window).
 FLOW_BYTES = MTU
-DURATION_PS = 40_000_000
-WARMUP_PS = 20_000_000
+# 20 us measured after 20 us of warm-up keeps the 90 runs of a mode within 2 minutes; a network
+# past saturation is still filling its queues then, which --warmup-us and --window-us show.
+WARMUP_US = 20.0
+WINDOW_US = 20.0
 # Lossless runs look for a cycle of paused queues this often (a cycle seen twice in a row,
 # with nothing sent in between, is a deadlock).
 DEADLOCK_CHECK_PS = 5_000_000
@@ -101,8 +104,26 @@ class Accepted:
     median_host: float
 
 
+@dataclass(frozen=True)
+class Window:
+    """Warm-up and measured window of every run, in simulated picoseconds."""
+
+    warmup_ps: int
+    end_ps: int
+
+    @classmethod
+    def of(cls, warmup_us: float, window_us: float) -> Window:
+        warmup_ps = round(warmup_us * 1e6)
+        return cls(warmup_ps, warmup_ps + round(window_us * 1e6))
+
+
 class DeadlockError(RuntimeError):
     """A lossless run whose paused queues wait for each other in a cycle."""
+
+
+class InvariantError(RuntimeError):
+    """A run that broke one of the engine's accounting identities: its figures are not to be
+    trusted."""
 
 
 def run_checked(engine: NativeEngine, until_ps: int, lossless: bool) -> None:
@@ -121,12 +142,20 @@ def run_checked(engine: NativeEngine, until_ps: int, lossless: bool) -> None:
 
 
 def accepted_load(
-    net: SimNetwork, pattern: str, routing: str, load: float, seed: int, lossless: bool = False
+    net: SimNetwork,
+    pattern: str,
+    routing: str,
+    load: float,
+    seed: int,
+    lossless: bool = False,
+    window: Window | None = None,
 ) -> Accepted:
-    """Payload delivered per source host over the measured window."""
+    """Payload delivered per source host over the measured window; raises InvariantError
+    when the run breaks one of the engine's invariants."""
+    window = window or Window.of(WARMUP_US, WINDOW_US)
     rate = load * LINK_GBPS * 1e9 / 8 / FLOW_BYTES
     workload = make_workload(
-        net, pattern, FLOW_BYTES, seed=seed, arrival_rate=rate, duration_ps=DURATION_PS
+        net, pattern, FLOW_BYTES, seed=seed, arrival_rate=rate, duration_ps=window.end_ps
     )
     config = SimConfig(
         transport="ndp",
@@ -139,17 +168,23 @@ def accepted_load(
         lossless=lossless,
     )
     engine = native_engine(net, workload, config)
-    run_checked(engine, WARMUP_PS, lossless)
+    run_checked(engine, window.warmup_ps, lossless)
     before = np.asarray(engine.flow_results()["delivered"], dtype=np.float64)
-    run_checked(engine, DURATION_PS, lossless)
+    run_checked(engine, window.end_ps, lossless)
     after = np.asarray(engine.flow_results()["delivered"], dtype=np.float64)
+    broken = [(name, detail) for name, holds, detail in engine.invariants() if not holds]
+    if broken:
+        raise InvariantError(
+            f"{net.name} {pattern} {routing} at {load}: "
+            + "; ".join(f"invariant {name} broken: {detail}" for name, detail in broken)
+        )
     n = net.n_hosts
     delivered = np.bincount(workload.src, weights=after - before, minlength=n)
-    window_s = (DURATION_PS - WARMUP_PS) / 1e12
+    window_s = (window.end_ps - window.warmup_ps) / 1e12
     mean = float(delivered.sum()) * 8 / window_s / (n * LINK_GBPS * 1e9)
     # Per host, the share of what it offered in the window that got through: a ratio, so
     # that hosts drawing fewer Poisson arrivals do not pass for bottlenecked ones.
-    in_window = workload.start_ps >= WARMUP_PS
+    in_window = workload.start_ps >= window.warmup_ps
     offered = np.bincount(workload.src[in_window], weights=workload.size[in_window], minlength=n)
     active = offered > 0
     ratio = np.minimum(1.0, delivered[active] / offered[active])
@@ -164,8 +199,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lossless", action="store_true", help="PFC queues instead of NDP trimming (SC'15's model)"
     )
+    parser.add_argument(
+        "--warmup-us",
+        type=float,
+        default=WARMUP_US,
+        help="simulated microseconds before the measured window",
+    )
+    parser.add_argument(
+        "--window-us", type=float, default=WINDOW_US, help="simulated microseconds measured"
+    )
     args = parser.parse_args(argv)
+    if args.warmup_us < 0 or args.window_us <= 0:
+        parser.error("--warmup-us must be >= 0 and --window-us > 0")
     loads = [float(x) for x in args.loads.split(",")]
+    window = Window.of(args.warmup_us, args.window_us)
     started = time.perf_counter()
     curves: dict[tuple[str, str, str], list[Accepted]] = {}
     for topo in TOPOLOGIES:
@@ -176,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         for pattern in PATTERNS:
             for routing in ROUTINGS:
                 accepted = [
-                    accepted_load(net, pattern, routing, x, args.seed, args.lossless) for x in loads
+                    accepted_load(net, pattern, routing, x, args.seed, args.lossless, window)
+                    for x in loads
                 ]
                 curves[(topo.label, pattern, routing)] = accepted
                 print(
@@ -186,7 +234,13 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     print_table(curves)
-    plot(curves, loads, args.plot, args.lossless)
+    plot(curves, loads, args.plot, args.lossless, window)
+    # Every run got here through accepted_load's check, which raises on a broken invariant.
+    runs = len(curves) * len(loads)
+    print(
+        f"invariants hold in all {runs} runs; {args.window_us:g} us measured after "
+        f"{args.warmup_us:g} us of warm-up"
+    )
     print(f"plot: {args.plot}; {time.perf_counter() - started:.0f} s in all")
     return 0
 
@@ -212,6 +266,7 @@ def plot(
     loads: list[float],
     path: str,
     lossless: bool,
+    window: Window,
 ) -> None:
     import matplotlib
 
@@ -244,7 +299,8 @@ def plot(
         + ", ".join(t.label for t in TOPOLOGIES)
         + ("\nNDP on lossless (PFC) queues" if lossless else "\nNDP")
         + ", 100 Gb/s, 9,000 B packets, 100 KB queues, one-packet Poisson messages, "
-        f"{(DURATION_PS - WARMUP_PS) / 1e6:.0f} us measured after {WARMUP_PS / 1e6:.0f} us warm-up"
+        f"{(window.end_ps - window.warmup_ps) / 1e6:.0f} us measured after "
+        f"{window.warmup_ps / 1e6:.0f} us warm-up"
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -17,6 +17,7 @@ from fatpaths_cfg.layers import (
     complete_layer,
     index_keys,
     layer_draws,
+    layer_rng,
     seeded_keys,
 )
 from fatpaths_cfg.layers.baselines import (
@@ -290,6 +291,24 @@ def test_tree_baselines_need_more_layers_than_slim_fly_offers(
     assert all(int(mask.sum()) == nr - 1 for mask in spain.masks + past.masks)
     # The cap keeps the forests serving the most pairs: whole first-path trees.
     assert all(sum(len(t.sources) for t in trees) >= nr - 1 for trees in spain.trees)
+
+
+@pytest.mark.parametrize("algorithm", ["spain", "past"])
+def test_a_plan_on_the_layer_stream_keeps_the_compiled_layers(
+    slimfly5: tuple[int, np.ndarray], algorithm: str
+) -> None:
+    # benchmarks/tree_layer_counts.py reports `needed` of such a plan as the compile's count.
+    nr, edges = slimfly5
+    spec = _spec(algorithm)
+    plan = {"spain": plan_spain_layers, "past": plan_past_layers}[algorithm]
+    planned = plan(nr, edges, SPARSE_LAYERS, layer_rng(3), spec)
+    built = build_layers(nr, edges, spec, 3)
+    assert len(planned.masks) == len(built) - 1 == SPARSE_LAYERS
+    for mask, layer in zip(planned.masks, built[1:], strict=True):
+        assert np.array_equal(mask, layer.links)
+    # Another seed's stream draws other trees.
+    other = plan(nr, edges, SPARSE_LAYERS, layer_rng(4), spec)
+    assert any(not np.array_equal(a, b) for a, b in zip(planned.masks, other.masks, strict=True))
 
 
 def test_past_trees_are_shortest_path_trees_towards_their_destination(

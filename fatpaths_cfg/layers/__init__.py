@@ -165,6 +165,13 @@ def index_keys(count: int) -> np.ndarray:
     return mix64(np.arange(count, dtype=np.uint64))
 
 
+def layer_rng(seed: int) -> np.random.Generator:
+    """The stream the global layer algorithms (overlap, SPAIN, PAST, k-shortest) draw from;
+    one place, so that a study calling an algorithm's `plan_*` directly sees the compiler's
+    draws."""
+    return np.random.default_rng([seed, 0x1A7E])
+
+
 def build_layers(
     nr: int,
     edges: np.ndarray,
@@ -183,7 +190,7 @@ def build_layers(
     """
     link_keys = seeded_keys(index_keys(len(edges)) if link_keys is None else link_keys, seed)
     switch_keys = seeded_keys(index_keys(nr) if switch_keys is None else switch_keys, seed)
-    rng = np.random.default_rng([seed, 0x1A7E])
+    rng = layer_rng(seed)
     full = np.ones(len(edges), dtype=bool)
     layers = [Layer(1, full, "full", None)]
     if spec.layers > 1:
