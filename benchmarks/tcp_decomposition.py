@@ -191,6 +191,10 @@ STENCIL_VARIANTS = (
     StencilVariant("loop per flow", "5 iterations, compute 100 us, one layer per flow (gap 1 s)",
                    iterations=STENCIL_ITERATIONS, compute_us=100.0,
                    config={"flowlet_gap_us": 1e6}),
+    StencilVariant("loop no map per flow",
+                   "ranks in host order and one layer per flow: collisions, no reordering",
+                   iterations=STENCIL_ITERATIONS, compute_us=100.0, randomize_mapping=False,
+                   config={"flowlet_gap_us": 1e6}),
 )  # fmt: skip
 
 
