@@ -6,11 +6,7 @@
 //! indices. A port schedules a `TxDone` only while it has a backlog: a packet that finds its
 //! port idle is put on the wire at once, which halves the events on lightly loaded links.
 
-use std::collections::VecDeque;
-
-use super::config::{
-    DropPolicy, LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind,
-};
+use super::config::{LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind};
 use super::copies::CopyLedger;
 use super::events::{EventKind, EventQueue};
 use super::invariants::{self, InNetwork, Invariant};
@@ -18,9 +14,9 @@ use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
 use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
-use super::nic::HostQueues;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
-use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
+use super::queues::lossless::{PfcCounters, PfcFrame, NO_INGRESS, PRIORITIES};
+use super::queues::{Arrival, Effects, NicLane, QueueDiscipline, Queued, Queues};
 use super::random::SimRng;
 use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
@@ -29,24 +25,11 @@ use super::transport::{Host, SubflowPath, Transport};
 /// How many events ahead `prefetch_ahead` looks; about one cache-miss latency of work.
 const PREFETCH_DISTANCE: usize = 4;
 
-/// A queue entry carries the packet's size so that serving a queue never has to touch the
-/// packet itself (the arena is large and cold; the queue's ring buffer is hot).
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    pkt: u32,
-    size: u32,
-}
-
+/// A port's transmitter; what waits for it is the queue discipline's.
 #[derive(Default)]
 struct PortState {
-    /// Data packets (a host's NIC keeps them in `Datapath::host_queues` instead).
-    low: VecDeque<Queued>,
-    /// Control packets and trimmed headers, served first: at hosts' NICs for every transport
-    /// (as htsim's host queue), at switches for NDP.
-    high: VecDeque<Queued>,
-    low_bytes: u64,
-    high_bytes: u64,
     busy_until: Time,
+    /// A `TxDone` is scheduled for the port.
     wake_pending: bool,
 }
 
@@ -183,16 +166,16 @@ pub struct Datapath {
     ports: Vec<PortSpec>,
     port_state: Vec<PortState>,
     fib: ForwardingTable,
+    /// A switch port's data queue capacity (what adaptive routing compares occupancy with).
     queue_cap_bytes: u64,
-    trimming: bool,
     /// Packets in flight, each with its tag in one cache line (an arrival reads both).
     packets: Vec<Slot>,
     free_packets: Vec<u32>,
     routing: Box<dyn RoutingScheme>,
     /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
     watch_queues: bool,
-    /// PFC queues replacing `port_state`'s drop-tail and trimming queues in lossless runs.
-    pfc: Option<PfcQueues>,
+    /// Every port's queue, under the run's one discipline.
+    queues: Queues,
     flows: Vec<FlowRecord>,
     events: EventQueue,
     now: Time,
@@ -201,8 +184,6 @@ pub struct Datapath {
     counters: Counters,
     /// Where every data packet's copies are (source NIC, network, delivered).
     copies: CopyLedger,
-    /// Data waiting at hosts' NICs, one lane per flow and plane, served round robin.
-    host_queues: HostQueues<Queued>,
 }
 
 /// One flow of the workload.
@@ -337,14 +318,6 @@ impl Simulator {
         choose_planes(&mut records, spec, cfg.plane_choice);
         check_routing(&cfg, spec)?;
         let ports = build_ports(spec);
-        let pfc = cfg.lossless.then(|| {
-            PfcQueues::new(
-                &ports,
-                cfg.pfc_xoff_bytes,
-                cfg.pfc_xon_bytes,
-                cfg.mtu + cfg.header,
-            )
-        });
         let routing = scheme_for(
             cfg.routing,
             spec,
@@ -383,10 +356,17 @@ impl Simulator {
                 0
             },
         );
+        let queues = Queues::for_config(
+            &cfg,
+            &ports,
+            transport.trims(),
+            n_flows * spec.n_planes(),
+            spec.n_hosts() * spec.n_planes(),
+        );
         let net = Datapath {
             layer_choice,
             queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
-            trimming: transport.trims() && !cfg.lossless,
+            queues,
             rng: SimRng::new(cfg.seed),
             cfg,
             nr: spec.n_switches as u32,
@@ -400,16 +380,11 @@ impl Simulator {
             free_packets: Vec::new(),
             watch_queues: routing.watches_queues(),
             routing,
-            pfc,
             flows: records,
             events,
             now: 0,
             counters: Counters::default(),
             copies: CopyLedger::new(n_flows),
-            host_queues: HostQueues::new(
-                n_flows * spec.n_planes(),
-                spec.n_hosts() * spec.n_planes(),
-            ),
         };
         Ok(Simulator {
             net,
@@ -477,7 +452,7 @@ impl Simulator {
             // Rounded down, and spread over every plane's NIC (MPTCP may use them all).
             wire * 8_000_000 / nic.rate_mbps / net.planes as u64
         };
-        let pfc = net.pfc.as_ref().map(|q| q.conservation());
+        let pfc = net.queues.lossless().map(|q| q.conservation());
         invariants::check(
             &net.counters,
             &net.flows,
@@ -508,7 +483,7 @@ impl Simulator {
 
     /// PFC counters of a lossless run.
     pub fn pfc_counters(&self) -> Option<&PfcCounters> {
-        self.net.pfc.as_ref().map(|q| &q.counters)
+        self.net.queues.lossless().map(|q| &q.counters)
     }
 
     /// A deadlock: a cycle of paused, non-empty (port, priority) queues, each waiting for the
@@ -516,7 +491,7 @@ impl Simulator {
     /// between slices of `run_until`; a cycle that persists without progress can never clear,
     /// since every queue in it waits for the next one to send.
     pub fn check_deadlock(&mut self) -> Option<Vec<(u32, u8)>> {
-        let pfc = self.net.pfc.as_ref()?;
+        let pfc = self.net.queues.lossless()?;
         let Some(cycle) = pfc.paused_cycle() else {
             self.suspect = None;
             return None;
@@ -875,8 +850,7 @@ impl Datapath {
             let view = InjectView {
                 fib: &self.fib,
                 layer: layer as usize,
-                port_state: &self.port_state,
-                pfc: self.pfc.as_ref(),
+                queues: &self.queues,
                 buffer: self.queue_cap_bytes,
             };
             let at = Injection {
@@ -939,158 +913,59 @@ impl Datapath {
 
     /// Bytes waiting in `port`'s queues, every priority.
     fn port_bytes(&self, port: u32) -> u64 {
-        match &self.pfc {
-            Some(q) => q.queued_bytes(port),
-            None => {
-                let ps = &self.port_state[port as usize];
-                ps.low_bytes + ps.high_bytes
-            }
-        }
+        self.queues.queued_bytes(port)
     }
 
     /// Accounts for a packet that leaves the network without being delivered.
     fn lose(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize].pkt;
-        match p.kind {
-            PacketKind::Data if p.flags & flags::TRIMMED != 0 => self.counters.header_drops += 1,
-            PacketKind::Data => {
-                self.counters.data_drops += 1;
-                self.counters.payload_dropped += self.payload_of(&p);
-                self.copies.lost(p.flow as usize, p.seq);
-            }
-            _ => self.counters.control_drops += 1,
-        }
-        self.flows[p.flow as usize].drops += 1;
-        self.free_packet(pkt);
+        self.split().1.lose(pkt);
     }
 
-    fn trim(&mut self, pkt: u32) {
-        let header = self.cfg.header;
-        let p = &mut self.packets[pkt as usize].pkt;
-        let payload = (p.size - header) as u64;
-        p.size = header;
-        p.flags |= flags::TRIMMED;
-        let (flow, seq) = (p.flow as usize, p.seq);
-        self.copies.lost(flow, seq);
-        self.counters.trims += 1;
-        self.counters.payload_trimmed += payload;
-        self.flows[flow].trims += 1;
+    /// The queues, and the rest of the datapath as what their discipline acts on.
+    #[inline]
+    fn split(&mut self) -> (&mut Queues, QueueEffects<'_>) {
+        (
+            &mut self.queues,
+            QueueEffects {
+                packets: &mut self.packets,
+                free_packets: &mut self.free_packets,
+                flows: &mut self.flows,
+                counters: &mut self.counters,
+                copies: &mut self.copies,
+                rng: &mut self.rng,
+                events: &mut self.events,
+                ports: &self.ports,
+                now: self.now,
+                header: self.cfg.header,
+            },
+        )
     }
 
+    #[inline]
     fn enqueue(&mut self, port: u32, pkt: u32) {
-        if self.pfc.is_some() {
-            self.enqueue_lossless(port, pkt);
-            return;
-        }
-        let now = self.now;
-        let p = self.packets[pkt as usize].pkt;
-        let entry = Queued { pkt, size: p.size };
+        let Slot { pkt: p, tag } = self.packets[pkt as usize];
         let ps = &self.port_state[port as usize];
-        if ps.busy_until <= now && ps.low_bytes == 0 && ps.high_bytes == 0 {
-            self.transmit(port, entry);
+        if ps.busy_until <= self.now && self.queues.may_bypass(port, tag.prio) {
+            self.queues.bypassed(port, p.size);
+            self.transmit(port, Queued { pkt, size: p.size });
             return;
         }
-        let is_nic = self.is_nic(port);
-        let urgent = (self.trimming || is_nic)
-            && (p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0);
-        if urgent {
-            self.push_high(port, entry, is_nic);
-        } else if is_nic {
-            let lane = p.flow as usize * self.planes as usize + p.plane as usize;
-            self.host_queues.push(self.nic_index(port), lane, entry);
-            self.port_state[port as usize].low_bytes += p.size as u64;
-        } else if self.red_drops(port) {
-            self.lose(pkt);
-            return;
-        } else if self.fits_after_front_drops(port, p.size) {
-            let mark = self.cfg.ecn_threshold_packets > 0
-                && self.port_state[port as usize].low.len()
-                    >= self.cfg.ecn_threshold_packets as usize;
-            if mark {
-                self.packets[pkt as usize].pkt.flags |= flags::ECN_CE;
-                self.counters.ecn_marks += 1;
-            }
-            let ps = &mut self.port_state[port as usize];
-            ps.low.push_back(entry);
-            ps.low_bytes += p.size as u64;
-        } else if self.trimming {
-            // As in NDP switches: trim the arrival or, half of the time, the newest queued
-            // packet, so that no flow is systematically the one that loses its payload.
-            let victim = if self.rng.coin() {
-                let ps = &mut self.port_state[port as usize];
-                match ps.low.pop_back() {
-                    Some(v) => {
-                        ps.low_bytes -= v.size as u64;
-                        ps.low.push_back(entry);
-                        ps.low_bytes += p.size as u64;
-                        v.pkt
-                    }
-                    None => pkt,
-                }
-            } else {
-                pkt
-            };
-            self.trim(victim);
-            let header = Queued {
-                pkt: victim,
-                size: self.cfg.header,
-            };
-            self.push_high(port, header, false);
-        } else {
-            self.lose(pkt);
-            return;
-        }
-        let ps = &mut self.port_state[port as usize];
-        if !ps.wake_pending {
-            ps.wake_pending = true;
-            let at = ps.busy_until.max(now);
-            self.events.push(at, EventKind::TxDone, port, 0);
-        }
-    }
-
-    /// `DropPolicy::Red`: whether an arrival at switch port `port` is dropped early.
-    fn red_drops(&mut self, port: u32) -> bool {
-        if self.trimming || self.cfg.drop_policy != DropPolicy::Red {
-            return false;
-        }
-        let queued = self.port_state[port as usize].low.len() as u32;
-        let (min, cap) = (self.cfg.red_min_packets, self.cfg.queue_packets);
-        if queued < min || queued >= cap {
-            // Below the threshold nothing is dropped; a full queue drops at the tail anyway.
-            return false;
-        }
-        let band = cap - min + 1;
-        self.rng.below(band) < queued - min + 1
-    }
-
-    /// Whether `size` more bytes fit into `port`'s data queue, after dropping the oldest
-    /// waiting packets under `DropPolicy::Front`.
-    fn fits_after_front_drops(&mut self, port: u32, size: u32) -> bool {
-        let cap = self.queue_cap_bytes;
-        let fits = |ps: &PortState| ps.low_bytes + size as u64 <= cap;
-        if self.trimming || self.cfg.drop_policy != DropPolicy::Front {
-            return fits(&self.port_state[port as usize]);
-        }
-        while !fits(&self.port_state[port as usize]) {
-            let ps = &mut self.port_state[port as usize];
-            let Some(oldest) = ps.low.pop_front() else {
-                return false;
-            };
-            ps.low_bytes -= oldest.size as u64;
-            self.lose(oldest.pkt);
-        }
-        true
-    }
-
-    fn push_high(&mut self, port: u32, entry: Queued, unbounded: bool) {
-        let size = entry.size as u64;
-        let ps = &mut self.port_state[port as usize];
-        if !unbounded && ps.high_bytes + size > 2 * self.queue_cap_bytes {
-            self.lose(entry.pkt);
-            return;
-        }
-        ps.high.push_back(entry);
-        ps.high_bytes += size;
+        let nic = self.is_nic(port).then(|| NicLane {
+            nic: self.nic_index(port),
+            lane: p.flow as usize * self.planes as usize + p.plane as usize,
+        });
+        let arrival = Arrival {
+            pkt,
+            size: p.size,
+            control: p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0,
+            nic,
+            prio: tag.prio,
+            ingress: tag.ingress,
+            in_prio: tag.in_prio,
+        };
+        let (queues, mut fx) = self.split();
+        queues.enqueue(port, arrival, &mut fx);
+        self.wake(port);
     }
 
     #[inline]
@@ -1130,85 +1005,21 @@ impl Datapath {
     }
 
     fn tx_done(&mut self, port: u32) {
-        if self.pfc.is_some() {
-            self.tx_done_lossless(port);
-            return;
-        }
-        let is_nic = self.is_nic(port);
-        let nic = if is_nic { self.nic_index(port) } else { 0 };
-        let ps = &mut self.port_state[port as usize];
-        ps.wake_pending = false;
-        let next = if let Some(e) = ps.high.pop_front() {
-            ps.high_bytes -= e.size as u64;
-            e
-        } else if is_nic {
-            let Some(e) = self.host_queues.pop(nic) else {
-                return;
-            };
-            ps.low_bytes -= e.size as u64;
-            e
-        } else if let Some(e) = ps.low.pop_front() {
-            ps.low_bytes -= e.size as u64;
-            e
-        } else {
+        self.port_state[port as usize].wake_pending = false;
+        let nic = self.is_nic(port).then(|| self.nic_index(port));
+        let (queues, mut fx) = self.split();
+        let Some(next) = queues.dequeue(port, nic, &mut fx) else {
             return;
         };
         self.transmit(port, next);
-        let ps = &mut self.port_state[port as usize];
-        if ps.low_bytes != 0 || ps.high_bytes != 0 {
-            ps.wake_pending = true;
-            self.events.push(ps.busy_until, EventKind::TxDone, port, 0);
-        }
+        self.wake(port);
     }
 
-    // ---- lossless queues ------------------------------------------------------------------
-
-    fn enqueue_lossless(&mut self, port: u32, pkt: u32) {
-        let tag = self.packets[pkt as usize].tag;
-        let size = self.packets[pkt as usize].pkt.size;
-        let pfc = self.pfc.as_mut().expect("lossless run");
-        let ps = &self.port_state[port as usize];
-        if ps.busy_until <= self.now && pfc.is_empty(port) && !pfc.is_paused(port, tag.prio) {
-            pfc.sent_directly(port, size);
-            self.transmit(port, Queued { pkt, size });
-            return;
-        }
-        // A packet still at its host's NIC carries NO_INGRESS: the NIC queue is host memory,
-        // charged to no switch.
-        let entry = PfcEntry {
-            pkt,
-            size,
-            ingress: tag.ingress,
-            in_prio: tag.in_prio,
-        };
-        if let Some(frame) = pfc.push(port, entry, tag.prio) {
-            self.send_pfc_frame(frame);
-        }
-        self.wake_lossless(port);
-    }
-
-    fn tx_done_lossless(&mut self, port: u32) {
-        self.port_state[port as usize].wake_pending = false;
-        let pfc = self.pfc.as_mut().expect("lossless run");
-        let Some((entry, frame)) = pfc.pop(port) else {
-            return;
-        };
-        if let Some(frame) = frame {
-            self.send_pfc_frame(frame);
-        }
-        self.transmit(
-            port,
-            Queued {
-                pkt: entry.pkt,
-                size: entry.size,
-            },
-        );
-        self.wake_lossless(port);
-    }
-
-    /// Schedules the next departure of `port` if it has something it may send.
-    fn wake_lossless(&mut self, port: u32) {
-        let ready = self.pfc.as_ref().is_some_and(|q| q.has_ready(port));
+    /// Schedules the next departure of `port` if it has something it may send. A port that
+    /// holds packets always has one scheduled, unless its discipline holds them back (PFC).
+    #[inline]
+    fn wake(&mut self, port: u32) {
+        let ready = self.queues.ready(port);
         let ps = &mut self.port_state[port as usize];
         if ready && !ps.wake_pending {
             ps.wake_pending = true;
@@ -1217,17 +1028,10 @@ impl Datapath {
         }
     }
 
-    /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
-    fn send_pfc_frame(&mut self, frame: PfcFrame) {
-        let at = self.now + self.ports[frame.port as usize].latency;
-        self.events
-            .push(at, EventKind::Pfc, frame.port, frame.operand());
-    }
-
     fn pfc_frame(&mut self, frame: PfcFrame) {
-        let pfc = self.pfc.as_mut().expect("lossless run");
+        let pfc = self.queues.lossless_mut().expect("lossless run");
         if pfc.apply(frame) {
-            self.wake_lossless(frame.port);
+            self.wake(frame.port);
         }
     }
 
@@ -1458,8 +1262,7 @@ fn check_routing(cfg: &SimConfig, spec: &NetworkSpec) -> Result<(), String> {
 struct InjectView<'a> {
     fib: &'a ForwardingTable,
     layer: usize,
-    port_state: &'a [PortState],
-    pfc: Option<&'a PfcQueues>,
+    queues: &'a Queues,
     buffer: u64,
 }
 
@@ -1472,16 +1275,76 @@ impl SwitchView for InjectView<'_> {
     }
 
     fn queued_bytes(&self, port: u32) -> u64 {
-        match self.pfc {
-            Some(q) => q.queued_bytes(port),
-            None => {
-                let ps = &self.port_state[port as usize];
-                ps.low_bytes + ps.high_bytes
-            }
-        }
+        self.queues.queued_bytes(port)
     }
 
     fn buffer_bytes(&self) -> u64 {
         self.buffer
+    }
+}
+
+/// The datapath as a queue discipline acts on it: losing, trimming and marking packets (with
+/// their accounting), its random numbers, and PFC frames.
+struct QueueEffects<'a> {
+    packets: &'a mut Vec<Slot>,
+    free_packets: &'a mut Vec<u32>,
+    flows: &'a mut [FlowRecord],
+    counters: &'a mut Counters,
+    copies: &'a mut CopyLedger,
+    rng: &'a mut SimRng,
+    events: &'a mut EventQueue,
+    ports: &'a [PortSpec],
+    now: Time,
+    header: u32,
+}
+
+impl Effects for QueueEffects<'_> {
+    #[inline]
+    fn rng(&mut self) -> &mut SimRng {
+        self.rng
+    }
+
+    #[inline]
+    fn lose(&mut self, pkt: u32) {
+        let p = self.packets[pkt as usize].pkt;
+        match p.kind {
+            PacketKind::Data if p.flags & flags::TRIMMED != 0 => self.counters.header_drops += 1,
+            PacketKind::Data => {
+                self.counters.data_drops += 1;
+                self.counters.payload_dropped += (p.size - self.header) as u64;
+                self.copies.lost(p.flow as usize, p.seq);
+            }
+            _ => self.counters.control_drops += 1,
+        }
+        self.flows[p.flow as usize].drops += 1;
+        self.free_packets.push(pkt);
+    }
+
+    #[inline]
+    fn trim(&mut self, pkt: u32) {
+        let header = self.header;
+        let p = &mut self.packets[pkt as usize].pkt;
+        let payload = (p.size - header) as u64;
+        p.size = header;
+        p.flags |= flags::TRIMMED;
+        let (flow, seq) = (p.flow as usize, p.seq);
+        self.copies.lost(flow, seq);
+        self.counters.trims += 1;
+        self.counters.payload_trimmed += payload;
+        self.flows[flow].trims += 1;
+    }
+
+    #[inline]
+    fn mark(&mut self, pkt: u32) {
+        self.packets[pkt as usize].pkt.flags |= flags::ECN_CE;
+        self.counters.ecn_marks += 1;
+    }
+
+    /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
+    #[inline]
+    fn pfc_frame(&mut self, frame: PfcFrame) {
+        let at = self.now + self.ports[frame.port as usize].latency;
+        self.events
+            .push(at, EventKind::Pfc, frame.port, frame.operand());
     }
 }

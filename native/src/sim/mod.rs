@@ -8,12 +8,14 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `copies` (where each data packet's copies are), `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates), `nic` (hosts' fair data queues),
-//! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
-//! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
-//! `tcp` (transports, TCP covering NewReno and DCTCP), `mptcp` (TCP subflows over several
-//! planes with coupled congestion control), `engine` (the datapath and the event
-//! loop), `invariants` (the accounting identities every run is checked against), `python` (the small PyO3 surface).
+//! `copies` (where each data packet's copies are), `random`, `layers` (FatPaths' layer choice),
+//! `network` (ports and forwarding candidates), `routing` (switch-side routing schemes and
+//! virtual channels), `config`, `queues` (the queue disciplines: drop-tail, RED, ECN marking,
+//! NDP trimming, PFC, and hosts' NIC lanes), `events` (the event queue), `transport` (the
+//! `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP covering NewReno and
+//! DCTCP), `mptcp` (TCP subflows over several planes with coupled congestion control),
+//! `engine` (the datapath and the event loop), `invariants` (the accounting identities every
+//! run is checked against), `python` (the small PyO3 surface).
 
 pub mod config;
 pub mod copies;
@@ -24,10 +26,9 @@ pub mod layers;
 pub mod mptcp;
 pub mod ndp;
 pub mod network;
-pub mod nic;
 pub mod packet;
-pub mod pfc;
 pub mod python;
+pub mod queues;
 pub mod random;
 pub mod routing;
 pub mod tcp;

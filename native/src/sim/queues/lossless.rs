@@ -9,10 +9,13 @@
 //! because a paused port's queue fills the ingress counters of the switch that feeds it.
 //!
 //! A dependency cycle among paused ports is a deadlock: each waits for the next to drain.
+//!
+//! This is htsim's `queue_lossless`; hosts' NICs queue here too, charged to no switch.
 
 use std::collections::VecDeque;
 
-use super::network::PortSpec;
+use super::super::network::PortSpec;
+use super::{Arrival, Effects, Fate, QueueDiscipline, Queued};
 
 pub const PRIORITIES: usize = 8;
 /// A packet injected by a host: it is charged to no switch ingress.
@@ -315,6 +318,62 @@ fn find_cycle(graph: &[Vec<usize>]) -> Option<Vec<usize>> {
         }
     }
     None
+}
+
+impl QueueDiscipline for PfcQueues {
+    #[inline]
+    fn may_bypass(&self, port: u32, prio: u8) -> bool {
+        self.is_empty(port) && !self.is_paused(port, prio)
+    }
+
+    #[inline]
+    fn bypassed(&mut self, port: u32, size: u32) {
+        self.sent_directly(port, size);
+    }
+
+    #[inline]
+    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
+        // A packet still at its host's NIC carries NO_INGRESS: the NIC queue is host memory,
+        // charged to no switch.
+        let entry = PfcEntry {
+            pkt: a.pkt,
+            size: a.size,
+            ingress: a.ingress,
+            in_prio: a.in_prio,
+        };
+        if let Some(frame) = self.push(port, entry, a.prio) {
+            fx.pfc_frame(frame);
+        }
+        Fate::Held
+    }
+
+    #[inline]
+    fn dequeue(&mut self, port: u32, _nic: Option<usize>, fx: &mut impl Effects) -> Option<Queued> {
+        let (entry, frame) = self.pop(port)?;
+        if let Some(frame) = frame {
+            fx.pfc_frame(frame);
+        }
+        Some(Queued {
+            pkt: entry.pkt,
+            size: entry.size,
+        })
+    }
+
+    #[inline]
+    fn ready(&self, port: u32) -> bool {
+        self.has_ready(port)
+    }
+
+    #[inline]
+    fn queued_bytes(&self, port: u32) -> u64 {
+        PfcQueues::queued_bytes(self, port)
+    }
+
+    fn data_packets(&self, port: u32) -> usize {
+        (0..PRIORITIES as u8)
+            .map(|c| self.queue(port, c).len())
+            .sum()
+    }
 }
 
 #[cfg(test)]

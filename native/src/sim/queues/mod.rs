@@ -1,0 +1,240 @@
+//! Output queues: one discipline per run, each its own type behind `QueueDiscipline`, split as
+//! htsim splits its queues.
+//!
+//! - `droptail`: drop-tail, and drop-front (the oldest waiting packets go to make room);
+//! - `red`: random early drop on the instantaneous queue (htsim's `randomqueue`);
+//! - `ecn`: ECN marking above a threshold, wrapped around any lossy discipline (`ecnqueue`);
+//! - `ndp_trim`: NDP's trimming queue with a priority lane for headers (`compositequeue`);
+//! - `lossless`: PFC per priority (`queue_lossless`).
+//!
+//! The lossy disciplines keep their packets in `fifos::PortFifos` (a data and a priority FIFO
+//! per port, and the hosts' per-flow lanes from `nic`); they differ only in what happens to a
+//! packet arriving at a switch port. The engine keeps each port's transmitter (when it is busy
+//! until) and asks the discipline only for what to queue and what to send next.
+//!
+//! `Queues` picks the discipline once from the run's configuration; the engine calls it
+//! through a `match`, so every packet takes a statically dispatched, inlinable call.
+
+pub mod droptail;
+pub mod ecn;
+pub mod fifos;
+pub mod lossless;
+pub mod ndp_trim;
+pub mod nic;
+pub mod red;
+#[cfg(test)]
+mod tests;
+
+use super::config::{DropPolicy, SimConfig};
+use super::network::PortSpec;
+use super::random::SimRng;
+
+use droptail::{DropFront, DropTail};
+use ecn::Ecn;
+use fifos::PortFifos;
+use lossless::{PfcFrame, PfcQueues};
+use ndp_trim::NdpTrim;
+use red::Red;
+
+/// A queue entry carries the packet's size so that serving a queue never has to touch the
+/// packet itself (the arena is large and cold; the queue's ring buffer is hot).
+#[derive(Clone, Copy, Debug)]
+pub struct Queued {
+    pub pkt: u32,
+    pub size: u32,
+}
+
+/// A packet arriving at a port, as much of it as a discipline decides on.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival {
+    pub pkt: u32,
+    pub size: u32,
+    /// A control packet or a trimmed header (served first where there is a priority lane).
+    pub control: bool,
+    /// At a host's NIC: which NIC, and the packet's lane there (its flow and plane).
+    pub nic: Option<NicLane>,
+    /// Priority (virtual channel) of the hop the packet is queued for.
+    pub prio: u8,
+    /// Port the packet arrived over at this switch, and the priority it arrived with.
+    pub ingress: u32,
+    pub in_prio: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct NicLane {
+    pub nic: usize,
+    pub lane: usize,
+}
+
+/// Where an arrival ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// At the tail of a switch port's data FIFO (what ECN marking looks at).
+    Data,
+    /// In a priority FIFO, a NIC's lane or a PFC queue.
+    Held,
+    /// Lost.
+    Dropped,
+    /// Its payload, or that of the packet it displaced, was cut to a header.
+    Trimmed,
+}
+
+/// What a discipline may do to packets beyond queuing them; the datapath does the accounting.
+pub trait Effects {
+    fn rng(&mut self) -> &mut SimRng;
+    /// The packet leaves the network undelivered.
+    fn lose(&mut self, pkt: u32);
+    /// Cuts the packet's payload: it goes on as a header.
+    fn trim(&mut self, pkt: u32);
+    /// Sets congestion experienced.
+    fn mark(&mut self, pkt: u32);
+    /// Sends a PAUSE or RESUME upstream.
+    fn pfc_frame(&mut self, frame: PfcFrame);
+}
+
+/// A port's queue discipline. The engine calls `enqueue` only for a packet that cannot go on
+/// the wire at once (the port is sending, or already holds packets, or may not send it).
+pub trait QueueDiscipline {
+    /// Whether a packet with priority `prio` may skip the queue of `port`, whose transmitter is
+    /// idle: nothing is waiting that it would overtake, and nothing holds it back.
+    fn may_bypass(&self, port: u32, prio: u8) -> bool;
+    /// A packet skipped the queue and went on the wire.
+    fn bypassed(&mut self, port: u32, size: u32);
+    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate;
+    /// The next packet `port` sends (`nic`: the NIC it is, if a host's).
+    fn dequeue(&mut self, port: u32, nic: Option<usize>, fx: &mut impl Effects) -> Option<Queued>;
+    /// Whether `port` holds a packet it may send now.
+    fn ready(&self, port: u32) -> bool;
+    /// Bytes waiting at `port`, every lane and priority.
+    fn queued_bytes(&self, port: u32) -> u64;
+    /// Packets in the data FIFO of switch port `port`.
+    fn data_packets(&self, port: u32) -> usize;
+}
+
+/// The run's discipline, picked once; one variant per type (and per type under ECN marking).
+pub enum Queues {
+    DropTail(DropTail),
+    DropFront(DropFront),
+    Red(Red),
+    NdpTrim(NdpTrim),
+    EcnDropTail(Ecn<DropTail>),
+    EcnDropFront(Ecn<DropFront>),
+    EcnRed(Ecn<Red>),
+    EcnNdpTrim(Ecn<NdpTrim>),
+    Lossless(PfcQueues),
+}
+
+/// Runs `$body` with `$q` bound to the discipline inside `$queues`.
+macro_rules! with_discipline {
+    ($queues:expr, $q:ident => $body:expr) => {
+        match $queues {
+            Queues::DropTail($q) => $body,
+            Queues::DropFront($q) => $body,
+            Queues::Red($q) => $body,
+            Queues::NdpTrim($q) => $body,
+            Queues::EcnDropTail($q) => $body,
+            Queues::EcnDropFront($q) => $body,
+            Queues::EcnRed($q) => $body,
+            Queues::EcnNdpTrim($q) => $body,
+            Queues::Lossless($q) => $body,
+        }
+    };
+}
+
+impl Queues {
+    /// The discipline `cfg` asks for: PFC if lossless, else trimming if the transport trims,
+    /// else its drop policy; ECN marking on top of a lossy one if it has a threshold.
+    pub fn for_config(
+        cfg: &SimConfig,
+        ports: &[PortSpec],
+        trimming: bool,
+        n_lanes: usize,
+        n_nics: usize,
+    ) -> Self {
+        if cfg.lossless {
+            return Queues::Lossless(PfcQueues::new(
+                ports,
+                cfg.pfc_xoff_bytes,
+                cfg.pfc_xon_bytes,
+                cfg.mtu + cfg.header,
+            ));
+        }
+        let cap = cfg.queue_packets as u64 * cfg.mtu as u64;
+        let fifos = PortFifos::new(ports.len(), cap, n_lanes, n_nics);
+        let marking = cfg.ecn_threshold_packets;
+        match (trimming, cfg.drop_policy, marking > 0) {
+            (true, _, false) => Queues::NdpTrim(NdpTrim::new(fifos, cfg.header)),
+            (true, _, true) => {
+                Queues::EcnNdpTrim(Ecn::new(NdpTrim::new(fifos, cfg.header), marking))
+            }
+            (false, DropPolicy::Tail, false) => Queues::DropTail(DropTail::new(fifos)),
+            (false, DropPolicy::Tail, true) => {
+                Queues::EcnDropTail(Ecn::new(DropTail::new(fifos), marking))
+            }
+            (false, DropPolicy::Front, false) => Queues::DropFront(DropFront::new(fifos)),
+            (false, DropPolicy::Front, true) => {
+                Queues::EcnDropFront(Ecn::new(DropFront::new(fifos), marking))
+            }
+            (false, DropPolicy::Red, m) => {
+                let red = Red::new(fifos, cfg.red_min_packets, cfg.queue_packets);
+                if m {
+                    Queues::EcnRed(Ecn::new(red, marking))
+                } else {
+                    Queues::Red(red)
+                }
+            }
+        }
+    }
+
+    /// The PFC queues of a lossless run.
+    pub fn lossless(&self) -> Option<&PfcQueues> {
+        match self {
+            Queues::Lossless(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    pub fn lossless_mut(&mut self) -> Option<&mut PfcQueues> {
+        match self {
+            Queues::Lossless(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
+impl QueueDiscipline for Queues {
+    #[inline]
+    fn may_bypass(&self, port: u32, prio: u8) -> bool {
+        with_discipline!(self, q => q.may_bypass(port, prio))
+    }
+
+    #[inline]
+    fn bypassed(&mut self, port: u32, size: u32) {
+        with_discipline!(self, q => q.bypassed(port, size))
+    }
+
+    #[inline]
+    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
+        with_discipline!(self, q => q.enqueue(port, a, fx))
+    }
+
+    #[inline]
+    fn dequeue(&mut self, port: u32, nic: Option<usize>, fx: &mut impl Effects) -> Option<Queued> {
+        with_discipline!(self, q => q.dequeue(port, nic, fx))
+    }
+
+    #[inline]
+    fn ready(&self, port: u32) -> bool {
+        with_discipline!(self, q => q.ready(port))
+    }
+
+    #[inline]
+    fn queued_bytes(&self, port: u32) -> u64 {
+        with_discipline!(self, q => q.queued_bytes(port))
+    }
+
+    #[inline]
+    fn data_packets(&self, port: u32) -> usize {
+        with_discipline!(self, q => q.data_packets(port))
+    }
+}
