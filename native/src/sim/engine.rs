@@ -10,7 +10,7 @@ use super::config::{LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, Transpo
 use super::copies::CopyLedger;
 use super::events::{EventKind, EventQueue};
 use super::invariants::{self, InNetwork, Invariant};
-use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
+use super::layer_choice::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
 use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
@@ -18,7 +18,7 @@ use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::queues::lossless::{PfcCounters, PfcFrame, NO_INGRESS, PRIORITIES};
 use super::queues::{Arrival, Effects, NicLane, QueueDiscipline, Queued, Queues};
 use super::random::SimRng;
-use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
+use super::switch_routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
 use super::transport::{Host, SubflowPath, Transport};
 
