@@ -16,7 +16,9 @@ use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::queues::lossless::{PfcCounters, PfcFrame, NO_INGRESS, PRIORITIES};
-use super::queues::{Arrival, Effects, NicLane, QueueDiscipline, Queued, Queues};
+use super::queues::{
+    prefetch, with_discipline, Arrival, Effects, NicLane, QueueDiscipline, Queued, Queues,
+};
 use super::random::SimRng;
 use super::switch_routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
@@ -24,14 +26,6 @@ use super::transport::{Host, SubflowPath, Transport};
 
 /// How many events ahead `prefetch_ahead` looks; about one cache-miss latency of work.
 const PREFETCH_DISTANCE: usize = 4;
-
-/// A port's transmitter; what waits for it is the queue discipline's.
-#[derive(Default)]
-struct PortState {
-    busy_until: Time,
-    /// A `TxDone` is scheduled for the port.
-    wake_pending: bool,
-}
 
 /// A flow's description, its path-choice state and its outcome.
 #[derive(Clone, Debug)]
@@ -164,7 +158,6 @@ pub struct Datapath {
     /// NIC `plane` of host h is attached to switch `host_switch[h * planes + plane]`.
     host_switch: Vec<u32>,
     ports: Vec<PortSpec>,
-    port_state: Vec<PortState>,
     fib: ForwardingTable,
     /// A switch port's data queue capacity (what adaptive routing compares occupancy with).
     queue_cap_bytes: u64,
@@ -338,7 +331,6 @@ impl Simulator {
         } else {
             ForwardingTable::build(spec)
         };
-        let port_state = (0..ports.len()).map(|_| PortState::default()).collect();
         let mut events = EventQueue::new();
         for (i, f) in records.iter().enumerate() {
             if !f.waiting {
@@ -375,7 +367,6 @@ impl Simulator {
             host_switch: spec.host_switch.clone(),
             fib,
             ports,
-            port_state,
             packets: Vec::with_capacity(1 << 16),
             free_packets: Vec::new(),
             watch_queues: routing.watches_queues(),
@@ -557,24 +548,16 @@ impl Datapath {
     fn prefetch_ahead(&self) {
         #[cfg(target_arch = "x86_64")]
         if let Some(ev) = self.events.peek_ahead(PREFETCH_DISTANCE) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            #[inline(always)]
-            fn fetch<T>(items: &[T], i: u32) {
-                let ptr = items.as_ptr().wrapping_add(i as usize) as *const i8;
-                // SAFETY: prefetching is a hint and never faults, even for an address out of
-                // range.
-                unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
-            }
             match ev.kind() {
                 // An arrival reads its packet, the packet's tag and the link it crossed.
                 EventKind::Arrive => {
-                    fetch(&self.packets, ev.a);
-                    fetch(&self.ports, ev.b);
+                    prefetch(&self.packets, ev.a);
+                    prefetch(&self.ports, ev.b);
                 }
                 // A departure reads its port's queues and then its rate and latency.
                 EventKind::TxDone => {
-                    fetch(&self.port_state, ev.a);
-                    fetch(&self.ports, ev.a);
+                    self.queues.prefetch(ev.a);
+                    prefetch(&self.ports, ev.a);
                 }
                 _ => {}
             }
@@ -937,55 +920,26 @@ impl Datapath {
                 ports: &self.ports,
                 now: self.now,
                 header: self.cfg.header,
+                n_links: self.n_links,
             },
         )
     }
 
+    /// Hands packet `pkt` to `port`: on the wire at once if the port is idle and its
+    /// discipline lets it, else to the discipline.
     #[inline]
     fn enqueue(&mut self, port: u32, pkt: u32) {
-        let Slot { pkt: p, tag } = self.packets[pkt as usize];
-        let ps = &self.port_state[port as usize];
-        if ps.busy_until <= self.now && self.queues.may_bypass(port, tag.prio) {
-            self.queues.bypassed(port, p.size);
-            self.transmit(port, Queued { pkt, size: p.size });
-            return;
-        }
-        let nic = self.is_nic(port).then(|| NicLane {
-            nic: self.nic_index(port),
-            lane: p.flow as usize * self.planes as usize + p.plane as usize,
-        });
-        let arrival = Arrival {
-            pkt,
-            size: p.size,
-            control: p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0,
-            nic,
-            prio: tag.prio,
-            ingress: tag.ingress,
-            in_prio: tag.in_prio,
-        };
+        let planes = self.planes as usize;
+        let nic = self.is_nic(port).then(|| self.nic_index(port));
         let (queues, mut fx) = self.split();
-        queues.enqueue(port, arrival, &mut fx);
-        self.wake(port);
-    }
-
-    #[inline]
-    fn transmit(&mut self, port: u32, entry: Queued) {
-        let spec = self.ports[port as usize];
-        let ser = spec.serialisation(entry.size);
-        let pkt = entry.pkt;
-        let done = self.now + ser;
-        self.port_state[port as usize].busy_until = done;
-        if self.is_nic(port) {
-            self.left_source(pkt);
-        }
-        self.events
-            .push(done + spec.latency, EventKind::Arrive, pkt, port);
+        // One dispatch per packet: the port's whole handling is compiled per discipline.
+        with_discipline!(queues, q => fx.offer(q, port, pkt, nic, planes));
     }
 
     /// Whether `port` is a host's NIC (host -> switch).
     #[inline]
     fn is_nic(&self, port: u32) -> bool {
-        port >= 2 * self.n_links && (port - 2 * self.n_links).is_multiple_of(2)
+        is_nic(port, self.n_links)
     }
 
     /// The NIC `port` is, numbered host by host and plane by plane.
@@ -994,44 +948,17 @@ impl Datapath {
         ((port - 2 * self.n_links) / 2) as usize
     }
 
-    /// A packet starts serialisation at its source NIC: from now on it can be lost.
-    #[inline]
-    fn left_source(&mut self, pkt: u32) {
-        let p = &self.packets[pkt as usize].pkt;
-        if p.kind == PacketKind::Data {
-            let (flow, seq) = (p.flow as usize, p.seq);
-            self.copies.departed(flow, seq, self.now);
-        }
-    }
-
     fn tx_done(&mut self, port: u32) {
-        self.port_state[port as usize].wake_pending = false;
         let nic = self.is_nic(port).then(|| self.nic_index(port));
         let (queues, mut fx) = self.split();
-        let Some(next) = queues.dequeue(port, nic, &mut fx) else {
-            return;
-        };
-        self.transmit(port, next);
-        self.wake(port);
-    }
-
-    /// Schedules the next departure of `port` if it has something it may send. A port that
-    /// holds packets always has one scheduled, unless its discipline holds them back (PFC).
-    #[inline]
-    fn wake(&mut self, port: u32) {
-        let ready = self.queues.ready(port);
-        let ps = &mut self.port_state[port as usize];
-        if ready && !ps.wake_pending {
-            ps.wake_pending = true;
-            let at = ps.busy_until.max(self.now);
-            self.events.push(at, EventKind::TxDone, port, 0);
-        }
+        with_discipline!(queues, q => fx.serve(q, port, nic));
     }
 
     fn pfc_frame(&mut self, frame: PfcFrame) {
-        let pfc = self.queues.lossless_mut().expect("lossless run");
+        let (queues, mut fx) = self.split();
+        let pfc = queues.lossless_mut().expect("lossless run");
         if pfc.apply(frame) {
-            self.wake(frame.port);
+            fx.wake(pfc, frame.port);
         }
     }
 
@@ -1296,6 +1223,95 @@ struct QueueEffects<'a> {
     ports: &'a [PortSpec],
     now: Time,
     header: u32,
+    n_links: u32,
+}
+
+/// Whether `port` is a host's NIC (host -> switch).
+#[inline]
+fn is_nic(port: u32, n_links: u32) -> bool {
+    port >= 2 * n_links && (port - 2 * n_links).is_multiple_of(2)
+}
+
+/// A port's sending, generic over its discipline so that each discipline gets its own copy.
+impl QueueEffects<'_> {
+    /// Packet `pkt` reaches `port`'s queue (`nic`: the NIC it is, if a host's).
+    #[inline(always)]
+    fn offer<Q: QueueDiscipline>(
+        &mut self,
+        q: &mut Q,
+        port: u32,
+        pkt: u32,
+        nic: Option<usize>,
+        planes: usize,
+    ) {
+        let Slot { pkt: p, tag } = self.packets[pkt as usize];
+        if q.transmitter(port).busy_until <= self.now && q.may_bypass(port, tag.prio) {
+            q.bypassed(port, p.size);
+            self.transmit(q, port, Queued { pkt, size: p.size });
+            return;
+        }
+        let arrival = Arrival {
+            pkt,
+            size: p.size,
+            control: p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0,
+            nic: nic.map(|nic| NicLane {
+                nic,
+                lane: p.flow as usize * planes + p.plane as usize,
+            }),
+            prio: tag.prio,
+            ingress: tag.ingress,
+            in_prio: tag.in_prio,
+        };
+        q.enqueue(port, arrival, self);
+        self.wake(q, port);
+    }
+
+    #[inline(always)]
+    fn serve<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, nic: Option<usize>) {
+        q.transmitter_mut(port).wake_pending = false;
+        let Some(next) = q.dequeue(port, nic, self) else {
+            return;
+        };
+        self.transmit(q, port, next);
+        self.wake(q, port);
+    }
+
+    #[inline(always)]
+    fn transmit<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, entry: Queued) {
+        let spec = self.ports[port as usize];
+        let ser = spec.serialisation(entry.size);
+        let pkt = entry.pkt;
+        let done = self.now + ser;
+        q.transmitter_mut(port).busy_until = done;
+        if is_nic(port, self.n_links) {
+            self.left_source(pkt);
+        }
+        self.events
+            .push(done + spec.latency, EventKind::Arrive, pkt, port);
+    }
+
+    /// A packet starts serialisation at its source NIC: from now on it can be lost.
+    #[inline(always)]
+    fn left_source(&mut self, pkt: u32) {
+        let p = &self.packets[pkt as usize].pkt;
+        if p.kind == PacketKind::Data {
+            let (flow, seq) = (p.flow as usize, p.seq);
+            self.copies.departed(flow, seq, self.now);
+        }
+    }
+
+    /// Schedules the next departure of `port` if it has something it may send. A port that
+    /// holds packets always has one scheduled, unless its discipline holds them back (PFC).
+    #[inline(always)]
+    fn wake<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32) {
+        let ready = q.ready(port);
+        let tx = q.transmitter_mut(port);
+        if ready && !tx.wake_pending {
+            tx.wake_pending = true;
+            let at = tx.busy_until.max(self.now);
+            self.events.push(at, EventKind::TxDone, port, 0);
+        }
+    }
 }
 
 impl Effects for QueueEffects<'_> {

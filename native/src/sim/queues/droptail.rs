@@ -17,7 +17,7 @@ impl DropTail {
 impl QueueDiscipline for DropTail {
     lossy_common!();
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
         if let Some(at) = a.nic {
             return self.fifos.hold_at_nic(port, at, &a);
@@ -45,7 +45,7 @@ impl DropFront {
 impl QueueDiscipline for DropFront {
     lossy_common!();
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
         if let Some(at) = a.nic {
             return self.fifos.hold_at_nic(port, at, &a);
@@ -64,7 +64,7 @@ impl QueueDiscipline for DropFront {
     }
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn entry(a: &Arrival) -> Queued {
     Queued {
         pkt: a.pkt,

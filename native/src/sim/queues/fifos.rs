@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use super::nic::HostQueues;
-use super::{Arrival, Fate, NicLane, Queued};
+use super::{Arrival, Fate, NicLane, Queued, Transmitter};
 
 #[derive(Default)]
 pub struct Fifos {
@@ -19,6 +19,7 @@ pub struct Fifos {
     /// Bytes in `low`, or at a NIC in its lanes.
     pub low_bytes: u64,
     pub high_bytes: u64,
+    pub tx: Transmitter,
 }
 
 pub struct PortFifos {
@@ -38,37 +39,52 @@ impl PortFifos {
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    pub fn transmitter(&self, port: u32) -> &Transmitter {
+        &self.ports[port as usize].tx
+    }
+
+    #[inline(always)]
+    pub fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter {
+        &mut self.ports[port as usize].tx
+    }
+
+    #[inline(always)]
+    pub fn prefetch(&self, port: u32) {
+        super::prefetch(&self.ports, port);
+    }
+
+    #[inline(always)]
     pub fn port(&mut self, port: u32) -> &mut Fifos {
         &mut self.ports[port as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn is_empty(&self, port: u32) -> bool {
         let f = &self.ports[port as usize];
         f.low_bytes == 0 && f.high_bytes == 0
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn queued_bytes(&self, port: u32) -> u64 {
         let f = &self.ports[port as usize];
         f.low_bytes + f.high_bytes
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn data_packets(&self, port: u32) -> usize {
         self.ports[port as usize].low.len()
     }
 
     /// Whether `size` more bytes fit into `port`'s data FIFO.
-    #[inline]
+    #[inline(always)]
     pub fn fits(&self, port: u32, size: u32) -> bool {
         self.ports[port as usize].low_bytes + size as u64 <= self.cap
     }
 
     /// At a host's NIC every packet is kept: control packets in the priority FIFO, data in its
     /// flow's lane (the host's memory is not the switch buffer).
-    #[inline]
+    #[inline(always)]
     pub fn hold_at_nic(&mut self, port: u32, at: NicLane, a: &Arrival) -> Fate {
         let entry = Queued {
             pkt: a.pkt,
@@ -86,7 +102,7 @@ impl PortFifos {
     }
 
     /// Appends `entry` to `port`'s data FIFO (the caller checked that it fits).
-    #[inline]
+    #[inline(always)]
     pub fn push_data(&mut self, port: u32, entry: Queued) -> Fate {
         let f = &mut self.ports[port as usize];
         f.low.push_back(entry);
@@ -96,7 +112,7 @@ impl PortFifos {
 
     /// Appends `entry` to switch port `port`'s priority FIFO, which holds twice the data FIFO's
     /// bytes; returns false (the caller loses it) if it is full.
-    #[inline]
+    #[inline(always)]
     pub fn push_priority(&mut self, port: u32, entry: Queued) -> bool {
         let size = entry.size as u64;
         let f = &mut self.ports[port as usize];
@@ -110,7 +126,7 @@ impl PortFifos {
 
     /// The next packet `port` sends: the priority FIFO first, then the NIC's lanes or the data
     /// FIFO.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, port: u32, nic: Option<usize>) -> Option<Queued> {
         let f = &mut self.ports[port as usize];
         if let Some(e) = f.high.pop_front() {
@@ -130,15 +146,30 @@ impl PortFifos {
 /// whose `fifos` field is its `PortFifos`.
 macro_rules! lossy_common {
     () => {
-        #[inline]
+        #[inline(always)]
+        fn transmitter(&self, port: u32) -> &$crate::sim::queues::Transmitter {
+            self.fifos.transmitter(port)
+        }
+
+        #[inline(always)]
+        fn transmitter_mut(&mut self, port: u32) -> &mut $crate::sim::queues::Transmitter {
+            self.fifos.transmitter_mut(port)
+        }
+
+        #[inline(always)]
+        fn prefetch(&self, port: u32) {
+            self.fifos.prefetch(port)
+        }
+
+        #[inline(always)]
         fn may_bypass(&self, port: u32, _prio: u8) -> bool {
             self.fifos.is_empty(port)
         }
 
-        #[inline]
+        #[inline(always)]
         fn bypassed(&mut self, _port: u32, _size: u32) {}
 
-        #[inline]
+        #[inline(always)]
         fn dequeue(
             &mut self,
             port: u32,
@@ -148,17 +179,17 @@ macro_rules! lossy_common {
             self.fifos.pop(port, nic)
         }
 
-        #[inline]
+        #[inline(always)]
         fn ready(&self, port: u32) -> bool {
             !self.fifos.is_empty(port)
         }
 
-        #[inline]
+        #[inline(always)]
         fn queued_bytes(&self, port: u32) -> u64 {
             self.fifos.queued_bytes(port)
         }
 
-        #[inline]
+        #[inline(always)]
         fn data_packets(&self, port: u32) -> usize {
             self.fifos.data_packets(port)
         }

@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 
 use super::super::network::PortSpec;
-use super::{Arrival, Effects, Fate, QueueDiscipline, Queued};
+use super::{prefetch, Arrival, Effects, Fate, QueueDiscipline, Queued, Transmitter};
 
 pub const PRIORITIES: usize = 8;
 /// A packet injected by a host: it is charged to no switch ingress.
@@ -80,6 +80,7 @@ pub struct PfcQueues {
     /// Per port: bytes it has put on the wire (progress, for deadlock confirmation).
     sent: Vec<u64>,
     headroom: Vec<u64>,
+    transmitters: Vec<Transmitter>,
     xoff: u64,
     xon: u64,
     pub counters: PfcCounters,
@@ -100,6 +101,7 @@ impl PfcQueues {
             pause_sent: vec![0; n],
             sent: vec![0; n],
             headroom,
+            transmitters: vec![Transmitter::default(); n],
             xoff,
             xon: xon.min(xoff),
             counters: PfcCounters::default(),
@@ -321,6 +323,21 @@ fn find_cycle(graph: &[Vec<usize>]) -> Option<Vec<usize>> {
 }
 
 impl QueueDiscipline for PfcQueues {
+    #[inline]
+    fn transmitter(&self, port: u32) -> &Transmitter {
+        &self.transmitters[port as usize]
+    }
+
+    #[inline]
+    fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter {
+        &mut self.transmitters[port as usize]
+    }
+
+    #[inline]
+    fn prefetch(&self, port: u32) {
+        prefetch(&self.transmitters, port);
+    }
+
     #[inline]
     fn may_bypass(&self, port: u32, prio: u8) -> bool {
         self.is_empty(port) && !self.is_paused(port, prio)

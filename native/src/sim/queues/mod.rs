@@ -9,8 +9,9 @@
 //!
 //! The lossy disciplines keep their packets in `fifos::PortFifos` (a data and a priority FIFO
 //! per port, and the hosts' per-flow lanes from `nic`); they differ only in what happens to a
-//! packet arriving at a switch port. The engine keeps each port's transmitter (when it is busy
-//! until) and asks the discipline only for what to queue and what to send next.
+//! packet arriving at a switch port. Each port's `Transmitter` (when it is busy until) lives
+//! beside its queue, so that a packet's arrival reads both from one place; the engine drives
+//! it and asks the discipline only for what to queue and what to send next.
 //!
 //! `Queues` picks the discipline once from the run's configuration; the engine calls it
 //! through a `match`, so every packet takes a statically dispatched, inlinable call.
@@ -27,6 +28,7 @@ mod tests;
 
 use super::config::{DropPolicy, SimConfig};
 use super::network::PortSpec;
+use super::packet::Time;
 use super::random::SimRng;
 
 use droptail::{DropFront, DropTail};
@@ -42,6 +44,28 @@ use red::Red;
 pub struct Queued {
     pub pkt: u32,
     pub size: u32,
+}
+
+/// What the engine records of a port's sending.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Transmitter {
+    pub busy_until: Time,
+    /// A `TxDone` is scheduled for the port.
+    pub wake_pending: bool,
+}
+
+/// Asks the CPU to start loading `items[i]` (a hint: it never faults, whatever `i`).
+#[inline(always)]
+pub fn prefetch<T>(items: &[T], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let ptr = items.as_ptr().wrapping_add(i as usize) as *const i8;
+        // SAFETY: prefetching is a hint and never faults, even for an address out of range.
+        unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, i);
 }
 
 /// A packet arriving at a port, as much of it as a discipline decides on.
@@ -95,6 +119,10 @@ pub trait Effects {
 /// A port's queue discipline. The engine calls `enqueue` only for a packet that cannot go on
 /// the wire at once (the port is sending, or already holds packets, or may not send it).
 pub trait QueueDiscipline {
+    fn transmitter(&self, port: u32) -> &Transmitter;
+    fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter;
+    /// Starts loading what serving `port` reads first.
+    fn prefetch(&self, port: u32);
     /// Whether a packet with priority `prio` may skip the queue of `port`, whose transmitter is
     /// idle: nothing is waiting that it would overtake, and nothing holds it back.
     fn may_bypass(&self, port: u32, prio: u8) -> bool;
@@ -124,7 +152,8 @@ pub enum Queues {
     Lossless(PfcQueues),
 }
 
-/// Runs `$body` with `$q` bound to the discipline inside `$queues`.
+/// Runs `$body` with `$q` bound to the discipline inside `$queues`: the one `match` of a call,
+/// around code compiled once per discipline.
 macro_rules! with_discipline {
     ($queues:expr, $q:ident => $body:expr) => {
         match $queues {
@@ -140,6 +169,8 @@ macro_rules! with_discipline {
         }
     };
 }
+
+pub(crate) use with_discipline;
 
 impl Queues {
     /// The discipline `cfg` asks for: PFC if lossless, else trimming if the transport trims,
@@ -203,6 +234,21 @@ impl Queues {
 }
 
 impl QueueDiscipline for Queues {
+    #[inline]
+    fn transmitter(&self, port: u32) -> &Transmitter {
+        with_discipline!(self, q => q.transmitter(port))
+    }
+
+    #[inline]
+    fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter {
+        with_discipline!(self, q => q.transmitter_mut(port))
+    }
+
+    #[inline]
+    fn prefetch(&self, port: u32) {
+        with_discipline!(self, q => q.prefetch(port))
+    }
+
     #[inline]
     fn may_bypass(&self, port: u32, prio: u8) -> bool {
         with_discipline!(self, q => q.may_bypass(port, prio))

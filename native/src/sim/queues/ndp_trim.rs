@@ -21,7 +21,7 @@ impl NdpTrim {
 impl QueueDiscipline for NdpTrim {
     lossy_common!();
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
         if let Some(at) = a.nic {
             return self.fifos.hold_at_nic(port, at, &a);

@@ -20,7 +20,7 @@ impl Red {
     }
 
     /// Whether an arrival at switch port `port` is dropped early.
-    #[inline]
+    #[inline(always)]
     fn drops_early(&self, port: u32, rng: &mut super::SimRng) -> bool {
         let queued = self.fifos.data_packets(port) as u32;
         if queued < self.min || queued >= self.cap {
@@ -35,7 +35,7 @@ impl Red {
 impl QueueDiscipline for Red {
     lossy_common!();
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
         if let Some(at) = a.nic {
             return self.fifos.hold_at_nic(port, at, &a);
