@@ -930,28 +930,14 @@ impl Datapath {
     #[inline]
     fn enqueue(&mut self, port: u32, pkt: u32) {
         let planes = self.planes as usize;
-        let nic = self.is_nic(port).then(|| self.nic_index(port));
         let (queues, mut fx) = self.split();
         // One dispatch per packet: the port's whole handling is compiled per discipline.
-        with_discipline!(queues, q => fx.offer(q, port, pkt, nic, planes));
-    }
-
-    /// Whether `port` is a host's NIC (host -> switch).
-    #[inline]
-    fn is_nic(&self, port: u32) -> bool {
-        is_nic(port, self.n_links)
-    }
-
-    /// The NIC `port` is, numbered host by host and plane by plane.
-    #[inline]
-    fn nic_index(&self, port: u32) -> usize {
-        ((port - 2 * self.n_links) / 2) as usize
+        with_discipline!(queues, q => fx.offer(q, port, pkt, planes));
     }
 
     fn tx_done(&mut self, port: u32) {
-        let nic = self.is_nic(port).then(|| self.nic_index(port));
         let (queues, mut fx) = self.split();
-        with_discipline!(queues, q => fx.serve(q, port, nic));
+        with_discipline!(queues, q => fx.serve(q, port));
     }
 
     fn pfc_frame(&mut self, frame: PfcFrame) {
@@ -1234,14 +1220,19 @@ fn is_nic(port: u32, n_links: u32) -> bool {
 
 /// A port's sending, generic over its discipline so that each discipline gets its own copy.
 impl QueueEffects<'_> {
-    /// Packet `pkt` reaches `port`'s queue (`nic`: the NIC it is, if a host's).
+    /// The NIC `port` is, numbered host by host and plane by plane, if it is a host's.
+    #[inline(always)]
+    fn nic(&self, port: u32) -> Option<usize> {
+        is_nic(port, self.n_links).then(|| ((port - 2 * self.n_links) / 2) as usize)
+    }
+
+    /// Packet `pkt` reaches `port`'s queue.
     #[inline(always)]
     fn offer<Q: QueueDiscipline>(
         &mut self,
         q: &mut Q,
         port: u32,
         pkt: u32,
-        nic: Option<usize>,
         planes: usize,
     ) {
         let Slot { pkt: p, tag } = self.packets[pkt as usize];
@@ -1250,6 +1241,7 @@ impl QueueEffects<'_> {
             self.transmit(q, port, Queued { pkt, size: p.size });
             return;
         }
+        let nic = self.nic(port);
         let arrival = Arrival {
             pkt,
             size: p.size,
@@ -1267,8 +1259,9 @@ impl QueueEffects<'_> {
     }
 
     #[inline(always)]
-    fn serve<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, nic: Option<usize>) {
+    fn serve<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32) {
         q.transmitter_mut(port).wake_pending = false;
+        let nic = self.nic(port);
         let Some(next) = q.dequeue(port, nic, self) else {
             return;
         };
@@ -1315,12 +1308,12 @@ impl QueueEffects<'_> {
 }
 
 impl Effects for QueueEffects<'_> {
-    #[inline]
+    #[inline(always)]
     fn rng(&mut self) -> &mut SimRng {
         self.rng
     }
 
-    #[inline]
+    #[inline(always)]
     fn lose(&mut self, pkt: u32) {
         let p = self.packets[pkt as usize].pkt;
         match p.kind {
@@ -1336,7 +1329,7 @@ impl Effects for QueueEffects<'_> {
         self.free_packets.push(pkt);
     }
 
-    #[inline]
+    #[inline(always)]
     fn trim(&mut self, pkt: u32) {
         let header = self.header;
         let p = &mut self.packets[pkt as usize].pkt;
@@ -1350,14 +1343,14 @@ impl Effects for QueueEffects<'_> {
         self.flows[flow].trims += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     fn mark(&mut self, pkt: u32) {
         self.packets[pkt as usize].pkt.flags |= flags::ECN_CE;
         self.counters.ecn_marks += 1;
     }
 
     /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
-    #[inline]
+    #[inline(always)]
     fn pfc_frame(&mut self, frame: PfcFrame) {
         let at = self.now + self.ports[frame.port as usize].latency;
         self.events

@@ -1,12 +1,12 @@
 //! The packets of a lossy run's ports: per port a data FIFO and a priority FIFO, and at hosts'
 //! NICs the per-flow lanes of `nic::HostQueues` instead of the data FIFO. Every lossy
 //! discipline keeps its packets here and treats hosts' NICs alike; they differ in what a switch
-//! port does with an arrival (`QueueDiscipline::enqueue`).
+//! port does with an arrival (`SwitchPolicy::admit`).
 
 use std::collections::VecDeque;
 
 use super::nic::HostQueues;
-use super::{Arrival, Fate, NicLane, Queued, Transmitter};
+use super::{Arrival, Fate, NicLane, QueueDiscipline, Queued, Transmitter};
 
 #[derive(Default)]
 pub struct Fifos {
@@ -142,58 +142,89 @@ impl PortFifos {
     }
 }
 
-/// The `QueueDiscipline` methods every lossy discipline shares, for an `impl` block of a type
-/// whose `fifos` field is its `PortFifos`.
-macro_rules! lossy_common {
-    () => {
-        #[inline(always)]
-        fn transmitter(&self, port: u32) -> &$crate::sim::queues::Transmitter {
-            self.fifos.transmitter(port)
-        }
-
-        #[inline(always)]
-        fn transmitter_mut(&mut self, port: u32) -> &mut $crate::sim::queues::Transmitter {
-            self.fifos.transmitter_mut(port)
-        }
-
-        #[inline(always)]
-        fn prefetch(&self, port: u32) {
-            self.fifos.prefetch(port)
-        }
-
-        #[inline(always)]
-        fn may_bypass(&self, port: u32, _prio: u8) -> bool {
-            self.fifos.is_empty(port)
-        }
-
-        #[inline(always)]
-        fn bypassed(&mut self, _port: u32, _size: u32) {}
-
-        #[inline(always)]
-        fn dequeue(
-            &mut self,
-            port: u32,
-            nic: Option<usize>,
-            _fx: &mut impl $crate::sim::queues::Effects,
-        ) -> Option<$crate::sim::queues::Queued> {
-            self.fifos.pop(port, nic)
-        }
-
-        #[inline(always)]
-        fn ready(&self, port: u32) -> bool {
-            !self.fifos.is_empty(port)
-        }
-
-        #[inline(always)]
-        fn queued_bytes(&self, port: u32) -> u64 {
-            self.fifos.queued_bytes(port)
-        }
-
-        #[inline(always)]
-        fn data_packets(&self, port: u32) -> usize {
-            self.fifos.data_packets(port)
-        }
-    };
+/// What a lossy discipline decides: where a packet arriving at a switch port goes (its data
+/// FIFO or its priority FIFO), or whether it is dropped, trimmed or marked. Everything else
+/// (hosts' NICs, the transmitters, the order of departures) every lossy discipline shares in
+/// `Lossy`.
+pub trait SwitchPolicy {
+    /// Packet `a` arrives at switch port `port`, whose packets `fifos` holds.
+    fn admit(
+        &self,
+        fifos: &mut PortFifos,
+        port: u32,
+        a: &Arrival,
+        fx: &mut impl super::Effects,
+    ) -> Fate;
 }
 
-pub(super) use lossy_common;
+/// A lossy run's queues: the FIFOs and transmitters that every lossy discipline shares, and
+/// the policy `P` that decides on arrivals at switch ports. A departure is the same code for
+/// every policy; only an arrival that cannot go on the wire at once consults `P`.
+pub struct Lossy<P> {
+    pub fifos: PortFifos,
+    pub policy: P,
+}
+
+impl<P: SwitchPolicy> Lossy<P> {
+    pub fn new(fifos: PortFifos, policy: P) -> Self {
+        Lossy { fifos, policy }
+    }
+}
+
+impl<P: SwitchPolicy> QueueDiscipline for Lossy<P> {
+    #[inline(always)]
+    fn transmitter(&self, port: u32) -> &Transmitter {
+        self.fifos.transmitter(port)
+    }
+
+    #[inline(always)]
+    fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter {
+        self.fifos.transmitter_mut(port)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, port: u32) {
+        self.fifos.prefetch(port)
+    }
+
+    #[inline(always)]
+    fn may_bypass(&self, port: u32, _prio: u8) -> bool {
+        self.fifos.is_empty(port)
+    }
+
+    #[inline(always)]
+    fn bypassed(&mut self, _port: u32, _size: u32) {}
+
+    #[inline(always)]
+    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl super::Effects) -> Fate {
+        match a.nic {
+            Some(at) => self.fifos.hold_at_nic(port, at, &a),
+            None => self.policy.admit(&mut self.fifos, port, &a, fx),
+        }
+    }
+
+    #[inline(always)]
+    fn dequeue(
+        &mut self,
+        port: u32,
+        nic: Option<usize>,
+        _fx: &mut impl super::Effects,
+    ) -> Option<Queued> {
+        self.fifos.pop(port, nic)
+    }
+
+    #[inline(always)]
+    fn ready(&self, port: u32) -> bool {
+        !self.fifos.is_empty(port)
+    }
+
+    #[inline(always)]
+    fn queued_bytes(&self, port: u32) -> u64 {
+        self.fifos.queued_bytes(port)
+    }
+
+    #[inline(always)]
+    fn data_packets(&self, port: u32) -> usize {
+        self.fifos.data_packets(port)
+    }
+}

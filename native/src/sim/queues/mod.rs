@@ -7,15 +7,18 @@
 //! - `ndp_trim`: NDP's trimming queue with a priority lane for headers (`compositequeue`);
 //! - `lossless`: PFC per priority (`queue_lossless`).
 //!
-//! The lossy disciplines keep their packets in `fifos::PortFifos` (a data and a priority FIFO
-//! per port, and the hosts' per-flow lanes from `nic`); they differ only in what happens to a
-//! packet arriving at a switch port. Each port's `Transmitter` (when it is busy until) lives
+//! The lossy disciplines differ only in what happens to a packet arriving at a switch port: each
+//! is a `fifos::SwitchPolicy`, and `fifos::Lossy` holds the packets they all share (a data and
+//! a priority FIFO per port, and the hosts' per-flow lanes from `nic`), so that a departure is
+//! the same code whatever the policy. Each port's `Transmitter` (when it is busy until) lives
 //! beside its queue, so that a packet's arrival reads both from one place; the engine drives
 //! it and asks the discipline only for what to queue and what to send next.
 //!
-//! `Queues` picks the discipline once from the run's configuration. The engine matches on it
-//! once per packet offered to a port and once per departure (`with_discipline!`), around code
-//! compiled per discipline: no call per packet goes through a vtable.
+//! `Queues` picks the discipline once from the run's configuration: the lossy FIFOs under a
+//! `Policy`, or PFC. The engine matches on it once per packet offered to a port and once per
+//! departure (`with_discipline!`), around code compiled for each of the two; a lossy arrival
+//! that has to wait matches once more, on its policy. No call per packet goes through a
+//! vtable.
 
 pub mod droptail;
 pub mod ecn;
@@ -34,7 +37,7 @@ use super::random::SimRng;
 
 use droptail::{DropFront, DropTail};
 use ecn::Ecn;
-use fifos::PortFifos;
+use fifos::{Lossy, PortFifos, SwitchPolicy};
 use lossless::{PfcFrame, PfcQueues};
 use ndp_trim::NdpTrim;
 use red::Red;
@@ -140,8 +143,9 @@ pub trait QueueDiscipline {
     fn data_packets(&self, port: u32) -> usize;
 }
 
-/// The run's discipline, picked once; one variant per type (and per type under ECN marking).
-pub enum Queues {
+/// The arrival policy of a lossy run, picked once; one variant per type (and per type under
+/// ECN marking).
+pub enum Policy {
     DropTail(DropTail),
     DropFront(DropFront),
     Red(Red),
@@ -150,22 +154,38 @@ pub enum Queues {
     EcnDropFront(Ecn<DropFront>),
     EcnRed(Ecn<Red>),
     EcnNdpTrim(Ecn<NdpTrim>),
+}
+
+impl SwitchPolicy for Policy {
+    /// The one `match` of a lossy arrival that cannot go on the wire at once, around the
+    /// policy's decision compiled per type.
+    #[inline(always)]
+    fn admit(&self, fifos: &mut PortFifos, port: u32, a: &Arrival, fx: &mut impl Effects) -> Fate {
+        match self {
+            Policy::DropTail(p) => p.admit(fifos, port, a, fx),
+            Policy::DropFront(p) => p.admit(fifos, port, a, fx),
+            Policy::Red(p) => p.admit(fifos, port, a, fx),
+            Policy::NdpTrim(p) => p.admit(fifos, port, a, fx),
+            Policy::EcnDropTail(p) => p.admit(fifos, port, a, fx),
+            Policy::EcnDropFront(p) => p.admit(fifos, port, a, fx),
+            Policy::EcnRed(p) => p.admit(fifos, port, a, fx),
+            Policy::EcnNdpTrim(p) => p.admit(fifos, port, a, fx),
+        }
+    }
+}
+
+/// The run's queues: the lossy FIFOs under an arrival policy, or PFC's queues.
+pub enum Queues {
+    Lossy(Lossy<Policy>),
     Lossless(PfcQueues),
 }
 
 /// Runs `$body` with `$q` bound to the discipline inside `$queues`: the one `match` of a call,
-/// around code compiled once per discipline.
+/// around code compiled once for the lossy FIFOs and once for PFC.
 macro_rules! with_discipline {
     ($queues:expr, $q:ident => $body:expr) => {
         match $queues {
-            Queues::DropTail($q) => $body,
-            Queues::DropFront($q) => $body,
-            Queues::Red($q) => $body,
-            Queues::NdpTrim($q) => $body,
-            Queues::EcnDropTail($q) => $body,
-            Queues::EcnDropFront($q) => $body,
-            Queues::EcnRed($q) => $body,
-            Queues::EcnNdpTrim($q) => $body,
+            Queues::Lossy($q) => $body,
             Queues::Lossless($q) => $body,
         }
     };
@@ -194,28 +214,30 @@ impl Queues {
         let cap = cfg.queue_packets as u64 * cfg.mtu as u64;
         let fifos = PortFifos::new(ports.len(), cap, n_lanes, n_nics);
         let marking = cfg.ecn_threshold_packets;
-        match (trimming, cfg.drop_policy, marking > 0) {
-            (true, _, false) => Queues::NdpTrim(NdpTrim::new(fifos, cfg.header)),
-            (true, _, true) => {
-                Queues::EcnNdpTrim(Ecn::new(NdpTrim::new(fifos, cfg.header), marking))
-            }
-            (false, DropPolicy::Tail, false) => Queues::DropTail(DropTail::new(fifos)),
-            (false, DropPolicy::Tail, true) => {
-                Queues::EcnDropTail(Ecn::new(DropTail::new(fifos), marking))
-            }
-            (false, DropPolicy::Front, false) => Queues::DropFront(DropFront::new(fifos)),
-            (false, DropPolicy::Front, true) => {
-                Queues::EcnDropFront(Ecn::new(DropFront::new(fifos), marking))
-            }
-            (false, DropPolicy::Red, m) => {
-                let red = Red::new(fifos, cfg.red_min_packets, cfg.queue_packets);
-                if m {
-                    Queues::EcnRed(Ecn::new(red, marking))
+        let ecn = marking > 0;
+        let policy = match (trimming, cfg.drop_policy) {
+            (true, _) => {
+                let trim = NdpTrim::new(cfg.header);
+                if ecn {
+                    Policy::EcnNdpTrim(Ecn::new(trim, marking))
                 } else {
-                    Queues::Red(red)
+                    Policy::NdpTrim(trim)
                 }
             }
-        }
+            (false, DropPolicy::Tail) if ecn => Policy::EcnDropTail(Ecn::new(DropTail, marking)),
+            (false, DropPolicy::Tail) => Policy::DropTail(DropTail),
+            (false, DropPolicy::Front) if ecn => Policy::EcnDropFront(Ecn::new(DropFront, marking)),
+            (false, DropPolicy::Front) => Policy::DropFront(DropFront),
+            (false, DropPolicy::Red) => {
+                let red = Red::new(cfg.red_min_packets, cfg.queue_packets);
+                if ecn {
+                    Policy::EcnRed(Ecn::new(red, marking))
+                } else {
+                    Policy::Red(red)
+                }
+            }
+        };
+        Queues::Lossy(Lossy::new(fifos, policy))
     }
 
     /// The PFC queues of a lossless run.

@@ -3,47 +3,41 @@
 //! priority FIFO served first, so the receiver learns of the loss at once.
 
 use super::droptail::entry;
-use super::fifos::{lossy_common, PortFifos};
-use super::{Arrival, Effects, Fate, QueueDiscipline, Queued};
+use super::fifos::{PortFifos, SwitchPolicy};
+use super::{Arrival, Effects, Fate, Queued};
 
 pub struct NdpTrim {
-    fifos: PortFifos,
     /// Bytes of a trimmed packet.
     header: u32,
 }
 
 impl NdpTrim {
-    pub fn new(fifos: PortFifos, header: u32) -> Self {
-        NdpTrim { fifos, header }
+    pub fn new(header: u32) -> Self {
+        NdpTrim { header }
     }
 }
 
-impl QueueDiscipline for NdpTrim {
-    lossy_common!();
-
+impl SwitchPolicy for NdpTrim {
     #[inline(always)]
-    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
-        if let Some(at) = a.nic {
-            return self.fifos.hold_at_nic(port, at, &a);
-        }
+    fn admit(&self, fifos: &mut PortFifos, port: u32, a: &Arrival, fx: &mut impl Effects) -> Fate {
         if a.control {
-            if self.fifos.push_priority(port, entry(&a)) {
+            if fifos.push_priority(port, entry(a)) {
                 return Fate::Held;
             }
             fx.lose(a.pkt);
             return Fate::Dropped;
         }
-        if self.fifos.fits(port, a.size) {
-            return self.fifos.push_data(port, entry(&a));
+        if fifos.fits(port, a.size) {
+            return fifos.push_data(port, entry(a));
         }
         // As in NDP switches: trim the arrival or, half of the time, the newest queued packet,
         // so that no flow is systematically the one that loses its payload.
         let victim = if fx.rng().coin() {
-            let f = self.fifos.port(port);
+            let f = fifos.port(port);
             match f.low.pop_back() {
                 Some(v) => {
                     f.low_bytes -= v.size as u64;
-                    f.low.push_back(entry(&a));
+                    f.low.push_back(entry(a));
                     f.low_bytes += a.size as u64;
                     v.pkt
                 }
@@ -57,7 +51,7 @@ impl QueueDiscipline for NdpTrim {
             pkt: victim,
             size: self.header,
         };
-        if !self.fifos.push_priority(port, header) {
+        if !fifos.push_priority(port, header) {
             fx.lose(victim);
         }
         Fate::Trimmed

@@ -3,11 +3,10 @@
 //! to 1 at the capacity; a full queue drops at the tail.
 
 use super::droptail::entry;
-use super::fifos::{lossy_common, PortFifos};
-use super::{Arrival, Effects, Fate, QueueDiscipline};
+use super::fifos::{PortFifos, SwitchPolicy};
+use super::{Arrival, Effects, Fate};
 
 pub struct Red {
-    fifos: PortFifos,
     /// Packets queued from which arrivals may be dropped early.
     min: u32,
     /// The capacity in packets.
@@ -15,14 +14,14 @@ pub struct Red {
 }
 
 impl Red {
-    pub fn new(fifos: PortFifos, min: u32, cap: u32) -> Self {
-        Red { fifos, min, cap }
+    pub fn new(min: u32, cap: u32) -> Self {
+        Red { min, cap }
     }
 
     /// Whether an arrival at switch port `port` is dropped early.
     #[inline(always)]
-    fn drops_early(&self, port: u32, rng: &mut super::SimRng) -> bool {
-        let queued = self.fifos.data_packets(port) as u32;
+    fn drops_early(&self, fifos: &PortFifos, port: u32, rng: &mut super::SimRng) -> bool {
+        let queued = fifos.data_packets(port) as u32;
         if queued < self.min || queued >= self.cap {
             // Below the threshold nothing is dropped; a full queue drops at the tail anyway.
             return false;
@@ -32,16 +31,11 @@ impl Red {
     }
 }
 
-impl QueueDiscipline for Red {
-    lossy_common!();
-
+impl SwitchPolicy for Red {
     #[inline(always)]
-    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
-        if let Some(at) = a.nic {
-            return self.fifos.hold_at_nic(port, at, &a);
-        }
-        if !self.drops_early(port, fx.rng()) && self.fifos.fits(port, a.size) {
-            return self.fifos.push_data(port, entry(&a));
+    fn admit(&self, fifos: &mut PortFifos, port: u32, a: &Arrival, fx: &mut impl Effects) -> Fate {
+        if !self.drops_early(fifos, port, fx.rng()) && fifos.fits(port, a.size) {
+            return fifos.push_data(port, entry(a));
         }
         fx.lose(a.pkt);
         Fate::Dropped

@@ -2,7 +2,7 @@
 
 use super::droptail::{DropFront, DropTail};
 use super::ecn::Ecn;
-use super::fifos::PortFifos;
+use super::fifos::{Lossy, PortFifos, SwitchPolicy};
 use super::lossless::{PfcFrame, PfcQueues, NO_INGRESS};
 use super::ndp_trim::NdpTrim;
 use super::red::Red;
@@ -62,9 +62,9 @@ fn data(pkt: u32) -> Arrival {
     }
 }
 
-/// One port whose data FIFO holds `packets` arrivals.
-fn fifos(packets: u64) -> PortFifos {
-    PortFifos::new(1, packets * SIZE as u64, 1, 1)
+/// One port whose data FIFO holds `packets` arrivals, under `policy`.
+fn lossy<P: SwitchPolicy>(packets: u64, policy: P) -> Lossy<P> {
+    Lossy::new(PortFifos::new(1, packets * SIZE as u64, 1, 1), policy)
 }
 
 fn drain(q: &mut impl QueueDiscipline, fx: &mut Record) -> Vec<u32> {
@@ -74,14 +74,14 @@ fn drain(q: &mut impl QueueDiscipline, fx: &mut Record) -> Vec<u32> {
 #[test]
 fn drop_tail_loses_the_arrival_and_drop_front_the_oldest() {
     let mut fx = Record::new();
-    let mut tail = DropTail::new(fifos(2));
+    let mut tail = lossy(2, DropTail);
     let fates: Vec<_> = (0..3).map(|p| tail.enqueue(0, data(p), &mut fx)).collect();
     assert_eq!(fates, [Fate::Data, Fate::Data, Fate::Dropped]);
     assert_eq!(fx.lost, [2]);
     assert_eq!(drain(&mut tail, &mut fx), [0, 1]);
 
     let mut fx = Record::new();
-    let mut front = DropFront::new(fifos(2));
+    let mut front = lossy(2, DropFront);
     for p in 0..3 {
         assert_eq!(front.enqueue(0, data(p), &mut fx), Fate::Data);
     }
@@ -92,7 +92,7 @@ fn drop_tail_loses_the_arrival_and_drop_front_the_oldest() {
 #[test]
 fn red_drops_only_between_its_threshold_and_the_capacity() {
     let mut fx = Record::new();
-    let mut red = Red::new(fifos(1000), 4, 8);
+    let mut red = lossy(1000, Red::new(4, 8));
     for p in 0..4 {
         assert_eq!(red.enqueue(0, data(p), &mut fx), Fate::Data);
     }
@@ -112,7 +112,7 @@ fn red_drops_only_between_its_threshold_and_the_capacity() {
 #[test]
 fn ecn_marks_arrivals_that_find_the_threshold_queued() {
     let mut fx = Record::new();
-    let mut q = Ecn::new(DropTail::new(fifos(4)), 2);
+    let mut q = lossy(4, Ecn::new(DropTail, 2));
     for p in 0..5 {
         q.enqueue(0, data(p), &mut fx);
     }
@@ -124,7 +124,7 @@ fn ecn_marks_arrivals_that_find_the_threshold_queued() {
 #[test]
 fn ndp_trim_cuts_payloads_and_serves_headers_and_control_first() {
     let mut fx = Record::new();
-    let mut q = NdpTrim::new(fifos(1), 10);
+    let mut q = lossy(1, NdpTrim::new(10));
     assert_eq!(q.enqueue(0, data(0), &mut fx), Fate::Data);
     let mut p = 1;
     while p < 40 {
@@ -155,7 +155,7 @@ fn ndp_trim_cuts_payloads_and_serves_headers_and_control_first() {
 #[test]
 fn hosts_nics_keep_every_packet_whatever_the_discipline() {
     let mut fx = Record::new();
-    let mut q = DropTail::new(fifos(1));
+    let mut q = lossy(1, DropTail);
     let at = NicLane { nic: 0, lane: 0 };
     for p in 0..5 {
         let a = Arrival {
