@@ -17,7 +17,7 @@ use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREAC
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::queues::lossless::{PfcCounters, PfcFrame, NO_INGRESS, PRIORITIES};
 use super::queues::{
-    prefetch, with_discipline, Arrival, Effects, NicLane, QueueDiscipline, Queued, Queues,
+    prefetch, with_discipline, Arrival, Effects, Fate, NicLane, QueueDiscipline, Queued, Queues,
 };
 use super::random::SimRng;
 use super::switch_routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
@@ -1228,13 +1228,7 @@ impl QueueEffects<'_> {
 
     /// Packet `pkt` reaches `port`'s queue.
     #[inline(always)]
-    fn offer<Q: QueueDiscipline>(
-        &mut self,
-        q: &mut Q,
-        port: u32,
-        pkt: u32,
-        planes: usize,
-    ) {
+    fn offer<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, pkt: u32, planes: usize) {
         let Slot { pkt: p, tag } = self.packets[pkt as usize];
         if q.transmitter(port).busy_until <= self.now && q.may_bypass(port, tag.prio) {
             q.bypassed(port, p.size);
@@ -1254,8 +1248,20 @@ impl QueueEffects<'_> {
             ingress: tag.ingress,
             in_prio: tag.in_prio,
         };
-        q.enqueue(port, arrival, self);
-        self.wake(q, port);
+        let fate = q.enqueue(port, arrival, self);
+        // A lossy port sends whatever it kept (and one that dropped the arrival either holds
+        // packets, with a departure scheduled, or holds none); PFC may hold packets back.
+        let ready = if Q::HOLDS_BACK {
+            q.ready(port)
+        } else {
+            fate != Fate::Dropped
+        };
+        let tx = q.transmitter_mut(port);
+        if ready && !tx.wake_pending {
+            tx.wake_pending = true;
+            let at = tx.busy_until.max(self.now);
+            self.events.push(at, EventKind::TxDone, port, 0);
+        }
     }
 
     #[inline(always)]
@@ -1266,7 +1272,13 @@ impl QueueEffects<'_> {
             return;
         };
         self.transmit(q, port, next);
-        self.wake(q, port);
+        // `wake` without its checks: no departure is scheduled (this one is running) and the
+        // port is busy from now on.
+        if q.ready(port) {
+            let tx = q.transmitter_mut(port);
+            tx.wake_pending = true;
+            self.events.push(tx.busy_until, EventKind::TxDone, port, 0);
+        }
     }
 
     #[inline(always)]

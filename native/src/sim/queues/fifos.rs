@@ -3,19 +3,18 @@
 //! discipline keeps its packets here and treats hosts' NICs alike; they differ in what a switch
 //! port does with an arrival (`SwitchPolicy::admit`).
 
-use std::collections::VecDeque;
-
 use super::nic::HostQueues;
+use super::ring::Ring;
 use super::{Arrival, Fate, NicLane, QueueDiscipline, Queued, Transmitter};
 
 #[derive(Default)]
 pub struct Fifos {
     /// Data packets (a host's NIC keeps them in its lanes instead); at switches that trim
     /// nothing, control packets too.
-    pub low: VecDeque<Queued>,
+    pub low: Ring<Queued>,
     /// Control packets and trimmed headers, served first: at hosts' NICs for every transport
     /// (as htsim's host queue), at switches for NDP.
-    pub high: VecDeque<Queued>,
+    pub high: Ring<Queued>,
     /// Bytes in `low`, or at a NIC in its lanes.
     pub low_bytes: u64,
     pub high_bytes: u64,
@@ -172,6 +171,8 @@ impl<P: SwitchPolicy> Lossy<P> {
 }
 
 impl<P: SwitchPolicy> QueueDiscipline for Lossy<P> {
+    const HOLDS_BACK: bool = false;
+
     #[inline(always)]
     fn transmitter(&self, port: u32) -> &Transmitter {
         self.fifos.transmitter(port)

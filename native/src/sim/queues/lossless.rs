@@ -323,6 +323,8 @@ fn find_cycle(graph: &[Vec<usize>]) -> Option<Vec<usize>> {
 }
 
 impl QueueDiscipline for PfcQueues {
+    const HOLDS_BACK: bool = true;
+
     #[inline]
     fn transmitter(&self, port: u32) -> &Transmitter {
         &self.transmitters[port as usize]

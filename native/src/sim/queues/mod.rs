@@ -1,5 +1,4 @@
-//! Output queues: one discipline per run, each its own type behind `QueueDiscipline`, split as
-//! htsim splits its queues.
+//! Output queues: one discipline per run, each its own type, split as htsim splits its queues.
 //!
 //! - `droptail`: drop-tail, and drop-front (the oldest waiting packets go to make room);
 //! - `red`: random early drop on the instantaneous queue (htsim's `randomqueue`);
@@ -8,9 +7,10 @@
 //! - `lossless`: PFC per priority (`queue_lossless`).
 //!
 //! The lossy disciplines differ only in what happens to a packet arriving at a switch port: each
-//! is a `fifos::SwitchPolicy`, and `fifos::Lossy` holds the packets they all share (a data and
-//! a priority FIFO per port, and the hosts' per-flow lanes from `nic`), so that a departure is
-//! the same code whatever the policy. Each port's `Transmitter` (when it is busy until) lives
+//! is a `fifos::SwitchPolicy`, and `fifos::Lossy` (a `QueueDiscipline`, as PFC's queues are)
+//! holds the packets they all share (a data and a priority FIFO per port, in `ring` buffers,
+//! and the hosts' per-flow lanes from `nic`), so that a departure is the same code whatever
+//! the policy. Each port's `Transmitter` (when it is busy until) lives
 //! beside its queue, so that a packet's arrival reads both from one place; the engine drives
 //! it and asks the discipline only for what to queue and what to send next.
 //!
@@ -27,6 +27,7 @@ pub mod lossless;
 pub mod ndp_trim;
 pub mod nic;
 pub mod red;
+pub mod ring;
 #[cfg(test)]
 mod tests;
 
@@ -123,6 +124,9 @@ pub trait Effects {
 /// A port's queue discipline. The engine calls `enqueue` only for a packet that cannot go on
 /// the wire at once (the port is sending, or already holds packets, or may not send it).
 pub trait QueueDiscipline {
+    /// Whether the discipline may keep a port from sending what it holds (PFC's pauses): if
+    /// not, a port sends every packet it did not drop.
+    const HOLDS_BACK: bool;
     fn transmitter(&self, port: u32) -> &Transmitter;
     fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter;
     /// Starts loading what serving `port` reads first.
@@ -257,6 +261,8 @@ impl Queues {
 }
 
 impl QueueDiscipline for Queues {
+    const HOLDS_BACK: bool = true;
+
     #[inline]
     fn transmitter(&self, port: u32) -> &Transmitter {
         with_discipline!(self, q => q.transmitter(port))
