@@ -26,7 +26,7 @@ SUBFLOW_TRANSPORTS = ("tcp", "dctcp")
 # `single-path` is one fixed minimal path per flow; `ecmp`, `letflow` and `spray` spread over every
 # equal-cost minimal path of the full network; `fatpaths` uses the compiled layers.
 LOAD_BALANCING = ("single-path", "ecmp", "letflow", "spray", "fatpaths")
-# How FatPaths picks layers (native/src/sim/layers.rs): `adaptive` scores layers per flow and
+# How FatPaths picks layers (native/src/sim/layer_choice.rs): `adaptive` scores layers per flow and
 # moves on congestion signals; `uniform` is the memoryless baseline.
 LAYER_POLICIES = ("adaptive", "uniform")
 ROUTING = ("layers", "min", "inr", "ugal-l", "ugal-l-threshold", "adaptive")

@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use crate::graph::Csr;
+use crate::support::graph::Csr;
 
 pub const UNREACHABLE: u8 = u8::MAX;
 
@@ -376,7 +376,7 @@ mod tests {
 
     fn ring(n: u32) -> Csr<u32> {
         let edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
-        crate::graph::neighbours(n as usize, &edges)
+        crate::support::graph::neighbours(n as usize, &edges)
     }
 
     #[test]
@@ -412,7 +412,7 @@ mod tests {
             }
         }
         let n = (side * side) as usize;
-        let adj = crate::graph::neighbours(n, &edges);
+        let adj = crate::support::graph::neighbours(n, &edges);
         let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(11), None);
         let mut ties = 0;
         for t in 0..n {
@@ -458,7 +458,7 @@ mod tests {
         }
         edges.sort_unstable();
         edges.dedup();
-        let adj = crate::graph::neighbours(n, &edges);
+        let adj = crate::support::graph::neighbours(n, &edges);
         let sizes = component_sizes(&adj);
         assert_eq!(sizes[60], 1);
         let (dist, next) = layer_forwarding(&adj, crate::routing::TieBreak::seeded(3), None);
@@ -505,7 +505,7 @@ mod tests {
     fn keyed_ties_follow_names_not_positions() {
         let edges = torus_edges();
         let keys: Vec<u64> = (0..16u64).map(|i| mix64(i * 7919 + 3)).collect();
-        let adj = crate::graph::neighbours(16, &edges);
+        let adj = crate::support::graph::neighbours(16, &edges);
         let tie = TieBreak {
             seed: 5,
             keys: Some(&keys),
@@ -516,7 +516,7 @@ mod tests {
         let flip = |x: u32| 15 - x;
         let flipped: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (flip(a), flip(b))).collect();
         let flipped_keys: Vec<u64> = (0..16).map(|p| keys[15 - p]).collect();
-        let adj_f = crate::graph::neighbours(16, &flipped);
+        let adj_f = crate::support::graph::neighbours(16, &flipped);
         let tie_f = TieBreak {
             seed: 5,
             keys: Some(&flipped_keys),
@@ -538,7 +538,7 @@ mod tests {
     #[test]
     fn a_preferred_next_hop_wins_while_it_is_among_the_shortest() {
         let edges = torus_edges();
-        let adj = crate::graph::neighbours(16, &edges);
+        let adj = crate::support::graph::neighbours(16, &edges);
         let (dist, free) = layer_forwarding(&adj, TieBreak::seeded(9), None);
         // Prefer, everywhere, the closer neighbour that the free choice did not take.
         let mut prefer = vec![-1i32; 256];
@@ -681,8 +681,9 @@ pub mod python {
         keys: Option<PyReadonlyArray1<'py, u64>>,
         prefer: Option<PyReadonlyArray2<'py, i32>>,
     ) -> PyResult<(Vec<u8>, Vec<i32>)> {
-        let edges = crate::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
-            .map_err(PyValueError::new_err)?;
+        let edges =
+            crate::support::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
+                .map_err(PyValueError::new_err)?;
         let rank_vec: Option<Vec<u32>> = match rank {
             Some(r) => {
                 let r = r.as_slice()?;
@@ -701,9 +702,9 @@ pub mod python {
         if prefer.is_some_and(|p| p.len() != nr * nr) {
             return Err(PyValueError::new_err("prefer must be nr x nr"));
         }
-        let adj = crate::graph::neighbours(nr, &edges);
+        let adj = crate::support::graph::neighbours(nr, &edges);
         let tie = super::TieBreak { seed, keys, prefer };
-        Ok(crate::pool::detached(py, || {
+        Ok(crate::support::pool::detached(py, || {
             super::layer_forwarding(&adj, tie, rank_vec.as_deref())
         }))
     }
@@ -734,7 +735,7 @@ pub mod python {
         let (dist, next) = tables(py, nr, edge_u, edge_v, seed, rank, keys, prefer)?;
         let dist_target = dist_out.as_slice_mut()?;
         let next_target = next_out.as_slice_mut()?;
-        crate::pool::detached(py, || {
+        crate::support::pool::detached(py, || {
             super::transpose_into(&dist, nr, dist_target);
             super::transpose_into(&next, nr, next_target);
         });

@@ -1,8 +1,8 @@
 //! Run parameters shared by the engine and the transports.
 
-use super::layers::LayerPolicy;
+use super::layer_choice::LayerPolicy;
 use super::packet::Time;
-use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
+use super::switch_routing::{AdaptiveParams, RoutingKind, UgalParams};
 use super::transport::TCP_INITIAL_RTO;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,7 +179,7 @@ pub struct SimConfig {
     /// TCP/DCTCP: space a window's packets over one smoothed RTT instead of sending them back
     /// to back (no effect before the first RTT sample).
     pub tcp_pacing: bool,
-    /// How FatPaths picks layers and reacts to congestion (`layers` module).
+    /// How FatPaths picks layers and reacts to congestion (`layer_choice` module).
     pub layer_policy: LayerPolicy,
     pub seed: u64,
     /// Switch-side routing scheme.

@@ -6,50 +6,27 @@
 //! indices. A port schedules a `TxDone` only while it has a backlog: a packet that finds its
 //! port idle is put on the wire at once, which halves the events on lightly loaded links.
 
-use std::collections::VecDeque;
-
-use super::config::{
-    DropPolicy, LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind,
-};
+use super::config::{LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind};
 use super::copies::CopyLedger;
 use super::events::{EventKind, EventQueue};
 use super::invariants::{self, InNetwork, Invariant};
-use super::layers::{starts_flowlet, LayerChoice, LayerSignal};
+use super::layer_choice::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
 use super::ndp::Ndp;
 use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
-use super::nic::HostQueues;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
-use super::pfc::{PfcCounters, PfcEntry, PfcFrame, PfcQueues, NO_INGRESS, PRIORITIES};
 use super::phases::Phases;
+use super::queues::lossless::{PfcCounters, PfcFrame, NO_INGRESS, PRIORITIES};
+use super::queues::{
+    prefetch, with_discipline, Arrival, Effects, Fate, NicLane, QueueDiscipline, Queued, Queues,
+};
 use super::random::SimRng;
-use super::routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
+use super::switch_routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
 use super::tcp::Tcp;
 use super::transport::{Host, SubflowPath, Transport};
 
 /// How many events ahead `prefetch_ahead` looks; about one cache-miss latency of work.
 const PREFETCH_DISTANCE: usize = 4;
-
-/// A queue entry carries the packet's size so that serving a queue never has to touch the
-/// packet itself (the arena is large and cold; the queue's ring buffer is hot).
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    pkt: u32,
-    size: u32,
-}
-
-#[derive(Default)]
-struct PortState {
-    /// Data packets (a host's NIC keeps them in `Datapath::host_queues` instead).
-    low: VecDeque<Queued>,
-    /// Control packets and trimmed headers, served first: at hosts' NICs for every transport
-    /// (as htsim's host queue), at switches for NDP.
-    high: VecDeque<Queued>,
-    low_bytes: u64,
-    high_bytes: u64,
-    busy_until: Time,
-    wake_pending: bool,
-}
 
 /// A flow's description, its path-choice state and its outcome.
 #[derive(Clone, Debug)]
@@ -182,18 +159,17 @@ pub struct Datapath {
     /// NIC `plane` of host h is attached to switch `host_switch[h * planes + plane]`.
     host_switch: Vec<u32>,
     ports: Vec<PortSpec>,
-    port_state: Vec<PortState>,
     fib: ForwardingTable,
+    /// A switch port's data queue capacity (what adaptive routing compares occupancy with).
     queue_cap_bytes: u64,
-    trimming: bool,
     /// Packets in flight, each with its tag in one cache line (an arrival reads both).
     packets: Vec<Slot>,
     free_packets: Vec<u32>,
     routing: Box<dyn RoutingScheme>,
     /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
     watch_queues: bool,
-    /// PFC queues replacing `port_state`'s drop-tail and trimming queues in lossless runs.
-    pfc: Option<PfcQueues>,
+    /// Every port's queue, under the run's one discipline.
+    queues: Queues,
     flows: Vec<FlowRecord>,
     events: EventQueue,
     now: Time,
@@ -202,8 +178,6 @@ pub struct Datapath {
     counters: Counters,
     /// Where every data packet's copies are (source NIC, network, delivered).
     copies: CopyLedger,
-    /// Data waiting at hosts' NICs, one lane per flow and plane, served round robin.
-    host_queues: HostQueues<Queued>,
     /// Flows grouped into barrier-separated phases (an application loop), if any.
     phases: Option<Phases>,
 }
@@ -363,14 +337,6 @@ impl Simulator {
         choose_planes(&mut records, spec, cfg.plane_choice);
         check_routing(&cfg, spec)?;
         let ports = build_ports(spec);
-        let pfc = cfg.lossless.then(|| {
-            PfcQueues::new(
-                &ports,
-                cfg.pfc_xoff_bytes,
-                cfg.pfc_xon_bytes,
-                cfg.mtu + cfg.header,
-            )
-        });
         let routing = scheme_for(
             cfg.routing,
             spec,
@@ -391,7 +357,6 @@ impl Simulator {
         } else {
             ForwardingTable::build(spec)
         };
-        let port_state = (0..ports.len()).map(|_| PortState::default()).collect();
         let mut events = EventQueue::new();
         for (i, f) in records.iter().enumerate() {
             if !f.waiting {
@@ -409,10 +374,17 @@ impl Simulator {
                 0
             },
         );
+        let queues = Queues::for_config(
+            &cfg,
+            &ports,
+            transport.trims(),
+            n_flows * spec.n_planes(),
+            spec.n_hosts() * spec.n_planes(),
+        );
         let net = Datapath {
             layer_choice,
             queue_cap_bytes: cfg.queue_packets as u64 * cfg.mtu as u64,
-            trimming: transport.trims() && !cfg.lossless,
+            queues,
             rng: SimRng::new(cfg.seed),
             cfg,
             nr: spec.n_switches as u32,
@@ -421,21 +393,15 @@ impl Simulator {
             host_switch: spec.host_switch.clone(),
             fib,
             ports,
-            port_state,
             packets: Vec::with_capacity(1 << 16),
             free_packets: Vec::new(),
             watch_queues: routing.watches_queues(),
             routing,
-            pfc,
             flows: records,
             events,
             now: 0,
             counters: Counters::default(),
             copies: CopyLedger::new(n_flows),
-            host_queues: HostQueues::new(
-                n_flows * spec.n_planes(),
-                spec.n_hosts() * spec.n_planes(),
-            ),
             phases,
         };
         Ok(Simulator {
@@ -504,7 +470,7 @@ impl Simulator {
             // Rounded down, and spread over every plane's NIC (MPTCP may use them all).
             wire * 8_000_000 / nic.rate_mbps / net.planes as u64
         };
-        let pfc = net.pfc.as_ref().map(|q| q.conservation());
+        let pfc = net.queues.lossless().map(|q| q.conservation());
         invariants::check(
             &net.counters,
             &net.flows,
@@ -535,7 +501,7 @@ impl Simulator {
 
     /// PFC counters of a lossless run.
     pub fn pfc_counters(&self) -> Option<&PfcCounters> {
-        self.net.pfc.as_ref().map(|q| &q.counters)
+        self.net.queues.lossless().map(|q| &q.counters)
     }
 
     /// A deadlock: a cycle of paused, non-empty (port, priority) queues, each waiting for the
@@ -543,7 +509,7 @@ impl Simulator {
     /// between slices of `run_until`; a cycle that persists without progress can never clear,
     /// since every queue in it waits for the next one to send.
     pub fn check_deadlock(&mut self) -> Option<Vec<(u32, u8)>> {
-        let pfc = self.net.pfc.as_ref()?;
+        let pfc = self.net.queues.lossless()?;
         let Some(cycle) = pfc.paused_cycle() else {
             self.suspect = None;
             return None;
@@ -609,24 +575,16 @@ impl Datapath {
     fn prefetch_ahead(&self) {
         #[cfg(target_arch = "x86_64")]
         if let Some(ev) = self.events.peek_ahead(PREFETCH_DISTANCE) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            #[inline(always)]
-            fn fetch<T>(items: &[T], i: u32) {
-                let ptr = items.as_ptr().wrapping_add(i as usize) as *const i8;
-                // SAFETY: prefetching is a hint and never faults, even for an address out of
-                // range.
-                unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
-            }
             match ev.kind() {
                 // An arrival reads its packet, the packet's tag and the link it crossed.
                 EventKind::Arrive => {
-                    fetch(&self.packets, ev.a);
-                    fetch(&self.ports, ev.b);
+                    prefetch(&self.packets, ev.a);
+                    prefetch(&self.ports, ev.b);
                 }
                 // A departure reads its port's queues and then its rate and latency.
                 EventKind::TxDone => {
-                    fetch(&self.port_state, ev.a);
-                    fetch(&self.ports, ev.a);
+                    self.queues.prefetch(ev.a);
+                    prefetch(&self.ports, ev.a);
                 }
                 _ => {}
             }
@@ -902,8 +860,7 @@ impl Datapath {
             let view = InjectView {
                 fib: &self.fib,
                 layer: layer as usize,
-                port_state: &self.port_state,
-                pfc: self.pfc.as_ref(),
+                queues: &self.queues,
                 buffer: self.queue_cap_bytes,
             };
             let at = Injection {
@@ -966,295 +923,55 @@ impl Datapath {
 
     /// Bytes waiting in `port`'s queues, every priority.
     fn port_bytes(&self, port: u32) -> u64 {
-        match &self.pfc {
-            Some(q) => q.queued_bytes(port),
-            None => {
-                let ps = &self.port_state[port as usize];
-                ps.low_bytes + ps.high_bytes
-            }
-        }
+        self.queues.queued_bytes(port)
     }
 
     /// Accounts for a packet that leaves the network without being delivered.
     fn lose(&mut self, pkt: u32) {
-        let p = self.packets[pkt as usize].pkt;
-        match p.kind {
-            PacketKind::Data if p.flags & flags::TRIMMED != 0 => self.counters.header_drops += 1,
-            PacketKind::Data => {
-                self.counters.data_drops += 1;
-                self.counters.payload_dropped += self.payload_of(&p);
-                self.copies.lost(p.flow as usize, p.seq);
-            }
-            _ => self.counters.control_drops += 1,
-        }
-        self.flows[p.flow as usize].drops += 1;
-        self.free_packet(pkt);
+        self.split().1.lose(pkt);
     }
 
-    fn trim(&mut self, pkt: u32) {
-        let header = self.cfg.header;
-        let p = &mut self.packets[pkt as usize].pkt;
-        let payload = (p.size - header) as u64;
-        p.size = header;
-        p.flags |= flags::TRIMMED;
-        let (flow, seq) = (p.flow as usize, p.seq);
-        self.copies.lost(flow, seq);
-        self.counters.trims += 1;
-        self.counters.payload_trimmed += payload;
-        self.flows[flow].trims += 1;
+    /// The queues, and the rest of the datapath as what their discipline acts on.
+    #[inline]
+    fn split(&mut self) -> (&mut Queues, QueueEffects<'_>) {
+        (
+            &mut self.queues,
+            QueueEffects {
+                packets: &mut self.packets,
+                free_packets: &mut self.free_packets,
+                flows: &mut self.flows,
+                counters: &mut self.counters,
+                copies: &mut self.copies,
+                rng: &mut self.rng,
+                events: &mut self.events,
+                ports: &self.ports,
+                now: self.now,
+                header: self.cfg.header,
+                n_links: self.n_links,
+            },
+        )
     }
 
+    /// Hands packet `pkt` to `port`: on the wire at once if the port is idle and its
+    /// discipline lets it, else to the discipline.
+    #[inline]
     fn enqueue(&mut self, port: u32, pkt: u32) {
-        if self.pfc.is_some() {
-            self.enqueue_lossless(port, pkt);
-            return;
-        }
-        let now = self.now;
-        let p = self.packets[pkt as usize].pkt;
-        let entry = Queued { pkt, size: p.size };
-        let ps = &self.port_state[port as usize];
-        if ps.busy_until <= now && ps.low_bytes == 0 && ps.high_bytes == 0 {
-            self.transmit(port, entry);
-            return;
-        }
-        let is_nic = self.is_nic(port);
-        let urgent = (self.trimming || is_nic)
-            && (p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0);
-        if urgent {
-            self.push_high(port, entry, is_nic);
-        } else if is_nic {
-            let lane = p.flow as usize * self.planes as usize + p.plane as usize;
-            self.host_queues.push(self.nic_index(port), lane, entry);
-            self.port_state[port as usize].low_bytes += p.size as u64;
-        } else if self.red_drops(port) {
-            self.lose(pkt);
-            return;
-        } else if self.fits_after_front_drops(port, p.size) {
-            let mark = self.cfg.ecn_threshold_packets > 0
-                && self.port_state[port as usize].low.len()
-                    >= self.cfg.ecn_threshold_packets as usize;
-            if mark {
-                self.packets[pkt as usize].pkt.flags |= flags::ECN_CE;
-                self.counters.ecn_marks += 1;
-            }
-            let ps = &mut self.port_state[port as usize];
-            ps.low.push_back(entry);
-            ps.low_bytes += p.size as u64;
-        } else if self.trimming {
-            // As in NDP switches: trim the arrival or, half of the time, the newest queued
-            // packet, so that no flow is systematically the one that loses its payload.
-            let victim = if self.rng.coin() {
-                let ps = &mut self.port_state[port as usize];
-                match ps.low.pop_back() {
-                    Some(v) => {
-                        ps.low_bytes -= v.size as u64;
-                        ps.low.push_back(entry);
-                        ps.low_bytes += p.size as u64;
-                        v.pkt
-                    }
-                    None => pkt,
-                }
-            } else {
-                pkt
-            };
-            self.trim(victim);
-            let header = Queued {
-                pkt: victim,
-                size: self.cfg.header,
-            };
-            self.push_high(port, header, false);
-        } else {
-            self.lose(pkt);
-            return;
-        }
-        let ps = &mut self.port_state[port as usize];
-        if !ps.wake_pending {
-            ps.wake_pending = true;
-            let at = ps.busy_until.max(now);
-            self.events.push(at, EventKind::TxDone, port, 0);
-        }
-    }
-
-    /// `DropPolicy::Red`: whether an arrival at switch port `port` is dropped early.
-    fn red_drops(&mut self, port: u32) -> bool {
-        if self.trimming || self.cfg.drop_policy != DropPolicy::Red {
-            return false;
-        }
-        let queued = self.port_state[port as usize].low.len() as u32;
-        let (min, cap) = (self.cfg.red_min_packets, self.cfg.queue_packets);
-        if queued < min || queued >= cap {
-            // Below the threshold nothing is dropped; a full queue drops at the tail anyway.
-            return false;
-        }
-        let band = cap - min + 1;
-        self.rng.below(band) < queued - min + 1
-    }
-
-    /// Whether `size` more bytes fit into `port`'s data queue, after dropping the oldest
-    /// waiting packets under `DropPolicy::Front`.
-    fn fits_after_front_drops(&mut self, port: u32, size: u32) -> bool {
-        let cap = self.queue_cap_bytes;
-        let fits = |ps: &PortState| ps.low_bytes + size as u64 <= cap;
-        if self.trimming || self.cfg.drop_policy != DropPolicy::Front {
-            return fits(&self.port_state[port as usize]);
-        }
-        while !fits(&self.port_state[port as usize]) {
-            let ps = &mut self.port_state[port as usize];
-            let Some(oldest) = ps.low.pop_front() else {
-                return false;
-            };
-            ps.low_bytes -= oldest.size as u64;
-            self.lose(oldest.pkt);
-        }
-        true
-    }
-
-    fn push_high(&mut self, port: u32, entry: Queued, unbounded: bool) {
-        let size = entry.size as u64;
-        let ps = &mut self.port_state[port as usize];
-        if !unbounded && ps.high_bytes + size > 2 * self.queue_cap_bytes {
-            self.lose(entry.pkt);
-            return;
-        }
-        ps.high.push_back(entry);
-        ps.high_bytes += size;
-    }
-
-    #[inline]
-    fn transmit(&mut self, port: u32, entry: Queued) {
-        let spec = self.ports[port as usize];
-        let ser = spec.serialisation(entry.size);
-        let pkt = entry.pkt;
-        let done = self.now + ser;
-        self.port_state[port as usize].busy_until = done;
-        if self.is_nic(port) {
-            self.left_source(pkt);
-        }
-        self.events
-            .push(done + spec.latency, EventKind::Arrive, pkt, port);
-    }
-
-    /// Whether `port` is a host's NIC (host -> switch).
-    #[inline]
-    fn is_nic(&self, port: u32) -> bool {
-        port >= 2 * self.n_links && (port - 2 * self.n_links).is_multiple_of(2)
-    }
-
-    /// The NIC `port` is, numbered host by host and plane by plane.
-    #[inline]
-    fn nic_index(&self, port: u32) -> usize {
-        ((port - 2 * self.n_links) / 2) as usize
-    }
-
-    /// A packet starts serialisation at its source NIC: from now on it can be lost.
-    #[inline]
-    fn left_source(&mut self, pkt: u32) {
-        let p = &self.packets[pkt as usize].pkt;
-        if p.kind == PacketKind::Data {
-            let (flow, seq) = (p.flow as usize, p.seq);
-            self.copies.departed(flow, seq, self.now);
-        }
+        let planes = self.planes as usize;
+        let (queues, mut fx) = self.split();
+        // One dispatch per packet: the port's whole handling is compiled per discipline.
+        with_discipline!(queues, q => fx.offer(q, port, pkt, planes));
     }
 
     fn tx_done(&mut self, port: u32) {
-        if self.pfc.is_some() {
-            self.tx_done_lossless(port);
-            return;
-        }
-        let is_nic = self.is_nic(port);
-        let nic = if is_nic { self.nic_index(port) } else { 0 };
-        let ps = &mut self.port_state[port as usize];
-        ps.wake_pending = false;
-        let next = if let Some(e) = ps.high.pop_front() {
-            ps.high_bytes -= e.size as u64;
-            e
-        } else if is_nic {
-            let Some(e) = self.host_queues.pop(nic) else {
-                return;
-            };
-            ps.low_bytes -= e.size as u64;
-            e
-        } else if let Some(e) = ps.low.pop_front() {
-            ps.low_bytes -= e.size as u64;
-            e
-        } else {
-            return;
-        };
-        self.transmit(port, next);
-        let ps = &mut self.port_state[port as usize];
-        if ps.low_bytes != 0 || ps.high_bytes != 0 {
-            ps.wake_pending = true;
-            self.events.push(ps.busy_until, EventKind::TxDone, port, 0);
-        }
-    }
-
-    // ---- lossless queues ------------------------------------------------------------------
-
-    fn enqueue_lossless(&mut self, port: u32, pkt: u32) {
-        let tag = self.packets[pkt as usize].tag;
-        let size = self.packets[pkt as usize].pkt.size;
-        let pfc = self.pfc.as_mut().expect("lossless run");
-        let ps = &self.port_state[port as usize];
-        if ps.busy_until <= self.now && pfc.is_empty(port) && !pfc.is_paused(port, tag.prio) {
-            pfc.sent_directly(port, size);
-            self.transmit(port, Queued { pkt, size });
-            return;
-        }
-        // A packet still at its host's NIC carries NO_INGRESS: the NIC queue is host memory,
-        // charged to no switch.
-        let entry = PfcEntry {
-            pkt,
-            size,
-            ingress: tag.ingress,
-            in_prio: tag.in_prio,
-        };
-        if let Some(frame) = pfc.push(port, entry, tag.prio) {
-            self.send_pfc_frame(frame);
-        }
-        self.wake_lossless(port);
-    }
-
-    fn tx_done_lossless(&mut self, port: u32) {
-        self.port_state[port as usize].wake_pending = false;
-        let pfc = self.pfc.as_mut().expect("lossless run");
-        let Some((entry, frame)) = pfc.pop(port) else {
-            return;
-        };
-        if let Some(frame) = frame {
-            self.send_pfc_frame(frame);
-        }
-        self.transmit(
-            port,
-            Queued {
-                pkt: entry.pkt,
-                size: entry.size,
-            },
-        );
-        self.wake_lossless(port);
-    }
-
-    /// Schedules the next departure of `port` if it has something it may send.
-    fn wake_lossless(&mut self, port: u32) {
-        let ready = self.pfc.as_ref().is_some_and(|q| q.has_ready(port));
-        let ps = &mut self.port_state[port as usize];
-        if ready && !ps.wake_pending {
-            ps.wake_pending = true;
-            let at = ps.busy_until.max(self.now);
-            self.events.push(at, EventKind::TxDone, port, 0);
-        }
-    }
-
-    /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
-    fn send_pfc_frame(&mut self, frame: PfcFrame) {
-        let at = self.now + self.ports[frame.port as usize].latency;
-        self.events
-            .push(at, EventKind::Pfc, frame.port, frame.operand());
+        let (queues, mut fx) = self.split();
+        with_discipline!(queues, q => fx.serve(q, port));
     }
 
     fn pfc_frame(&mut self, frame: PfcFrame) {
-        let pfc = self.pfc.as_mut().expect("lossless run");
+        let (queues, mut fx) = self.split();
+        let pfc = queues.lossless_mut().expect("lossless run");
         if pfc.apply(frame) {
-            self.wake_lossless(frame.port);
+            fx.wake(pfc, frame.port);
         }
     }
 
@@ -1500,8 +1217,7 @@ fn check_routing(cfg: &SimConfig, spec: &NetworkSpec) -> Result<(), String> {
 struct InjectView<'a> {
     fib: &'a ForwardingTable,
     layer: usize,
-    port_state: &'a [PortState],
-    pfc: Option<&'a PfcQueues>,
+    queues: &'a Queues,
     buffer: u64,
 }
 
@@ -1514,16 +1230,184 @@ impl SwitchView for InjectView<'_> {
     }
 
     fn queued_bytes(&self, port: u32) -> u64 {
-        match self.pfc {
-            Some(q) => q.queued_bytes(port),
-            None => {
-                let ps = &self.port_state[port as usize];
-                ps.low_bytes + ps.high_bytes
-            }
-        }
+        self.queues.queued_bytes(port)
     }
 
     fn buffer_bytes(&self) -> u64 {
         self.buffer
+    }
+}
+
+/// The datapath as a queue discipline acts on it: losing, trimming and marking packets (with
+/// their accounting), its random numbers, and PFC frames.
+struct QueueEffects<'a> {
+    packets: &'a mut Vec<Slot>,
+    free_packets: &'a mut Vec<u32>,
+    flows: &'a mut [FlowRecord],
+    counters: &'a mut Counters,
+    copies: &'a mut CopyLedger,
+    rng: &'a mut SimRng,
+    events: &'a mut EventQueue,
+    ports: &'a [PortSpec],
+    now: Time,
+    header: u32,
+    n_links: u32,
+}
+
+/// Whether `port` is a host's NIC (host -> switch).
+#[inline]
+fn is_nic(port: u32, n_links: u32) -> bool {
+    port >= 2 * n_links && (port - 2 * n_links).is_multiple_of(2)
+}
+
+/// A port's sending, generic over its discipline so that each discipline gets its own copy.
+impl QueueEffects<'_> {
+    /// The NIC `port` is, numbered host by host and plane by plane, if it is a host's.
+    #[inline(always)]
+    fn nic(&self, port: u32) -> Option<usize> {
+        is_nic(port, self.n_links).then(|| ((port - 2 * self.n_links) / 2) as usize)
+    }
+
+    /// Packet `pkt` reaches `port`'s queue.
+    #[inline(always)]
+    fn offer<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, pkt: u32, planes: usize) {
+        let Slot { pkt: p, tag } = self.packets[pkt as usize];
+        if q.transmitter(port).busy_until <= self.now && q.may_bypass(port, tag.prio) {
+            q.bypassed(port, p.size);
+            self.transmit(q, port, Queued { pkt, size: p.size });
+            return;
+        }
+        let nic = self.nic(port);
+        let arrival = Arrival {
+            pkt,
+            size: p.size,
+            control: p.kind != PacketKind::Data || p.flags & flags::TRIMMED != 0,
+            nic: nic.map(|nic| NicLane {
+                nic,
+                lane: p.flow as usize * planes + p.plane as usize,
+            }),
+            prio: tag.prio,
+            ingress: tag.ingress,
+            in_prio: tag.in_prio,
+        };
+        let fate = q.enqueue(port, arrival, self);
+        // A lossy port sends whatever it kept (and one that dropped the arrival either holds
+        // packets, with a departure scheduled, or holds none); PFC may hold packets back.
+        let ready = if Q::HOLDS_BACK {
+            q.ready(port)
+        } else {
+            fate != Fate::Dropped
+        };
+        let tx = q.transmitter_mut(port);
+        if ready && !tx.wake_pending {
+            tx.wake_pending = true;
+            let at = tx.busy_until.max(self.now);
+            self.events.push(at, EventKind::TxDone, port, 0);
+        }
+    }
+
+    #[inline(always)]
+    fn serve<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32) {
+        q.transmitter_mut(port).wake_pending = false;
+        let nic = self.nic(port);
+        let Some(next) = q.dequeue(port, nic, self) else {
+            return;
+        };
+        self.transmit(q, port, next);
+        // `wake` without its checks: no departure is scheduled (this one is running) and the
+        // port is busy from now on.
+        if q.ready(port) {
+            let tx = q.transmitter_mut(port);
+            tx.wake_pending = true;
+            self.events.push(tx.busy_until, EventKind::TxDone, port, 0);
+        }
+    }
+
+    #[inline(always)]
+    fn transmit<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, entry: Queued) {
+        let spec = self.ports[port as usize];
+        let ser = spec.serialisation(entry.size);
+        let pkt = entry.pkt;
+        let done = self.now + ser;
+        q.transmitter_mut(port).busy_until = done;
+        if is_nic(port, self.n_links) {
+            self.left_source(pkt);
+        }
+        self.events
+            .push(done + spec.latency, EventKind::Arrive, pkt, port);
+    }
+
+    /// A packet starts serialisation at its source NIC: from now on it can be lost.
+    #[inline(always)]
+    fn left_source(&mut self, pkt: u32) {
+        let p = &self.packets[pkt as usize].pkt;
+        if p.kind == PacketKind::Data {
+            let (flow, seq) = (p.flow as usize, p.seq);
+            self.copies.departed(flow, seq, self.now);
+        }
+    }
+
+    /// Schedules the next departure of `port` if it has something it may send. A port that
+    /// holds packets always has one scheduled, unless its discipline holds them back (PFC).
+    #[inline(always)]
+    fn wake<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32) {
+        let ready = q.ready(port);
+        let tx = q.transmitter_mut(port);
+        if ready && !tx.wake_pending {
+            tx.wake_pending = true;
+            let at = tx.busy_until.max(self.now);
+            self.events.push(at, EventKind::TxDone, port, 0);
+        }
+    }
+}
+
+impl Effects for QueueEffects<'_> {
+    #[inline(always)]
+    fn rng(&mut self) -> &mut SimRng {
+        self.rng
+    }
+
+    #[inline(always)]
+    fn lose(&mut self, pkt: u32) {
+        let p = self.packets[pkt as usize].pkt;
+        match p.kind {
+            PacketKind::Data if p.flags & flags::TRIMMED != 0 => self.counters.header_drops += 1,
+            PacketKind::Data => {
+                self.counters.data_drops += 1;
+                self.counters.payload_dropped += (p.size - self.header) as u64;
+                self.copies.lost(p.flow as usize, p.seq);
+            }
+            _ => self.counters.control_drops += 1,
+        }
+        self.flows[p.flow as usize].drops += 1;
+        self.free_packets.push(pkt);
+    }
+
+    #[inline(always)]
+    fn trim(&mut self, pkt: u32) {
+        let header = self.header;
+        let p = &mut self.packets[pkt as usize].pkt;
+        let payload = (p.size - header) as u64;
+        p.size = header;
+        p.flags |= flags::TRIMMED;
+        let (flow, seq) = (p.flow as usize, p.seq);
+        self.copies.lost(flow, seq);
+        self.counters.trims += 1;
+        self.counters.payload_trimmed += payload;
+        self.flows[flow].trims += 1;
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, pkt: u32) {
+        self.packets[pkt as usize].pkt.flags |= flags::ECN_CE;
+        self.counters.ecn_marks += 1;
+    }
+
+    /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
+    #[inline(always)]
+    fn pfc_frame(&mut self, frame: PfcFrame) {
+        let at = self.now + self.ports[frame.port as usize].latency;
+        self.events
+            .push(at, EventKind::Pfc, frame.port, frame.operand());
     }
 }

@@ -8,29 +8,30 @@
 //! would.
 //!
 //! Layout, each module using only those listed before it: `packet` (packets and time),
-//! `copies` (where each data packet's copies are), `random`, `layers` (FatPaths' layer choice), `network` (ports and forwarding candidates), `nic` (hosts' fair data queues),
-//! `routing` (switch-side routing schemes and virtual channels), `config`, `events` (the event
-//! queue), `pfc` (lossless queues), `transport` (the `Transport` and `Host` traits), `ndp` and
-//! `tcp` (transports, TCP covering NewReno and DCTCP), `mptcp` (TCP subflows over several
-//! planes with coupled congestion control), `phases` (flows in barrier-separated phases), `engine` (the datapath and the event
-//! loop), `invariants` (the accounting identities every run is checked against), `python` (the small PyO3 surface).
+//! `copies` (where each data packet's copies are), `random`, `layer_choice` (FatPaths' layer
+//! choice), `network` (ports and forwarding candidates), `switch_routing` (switch-side routing
+//! schemes and virtual channels), `config`, `queues` (the queue disciplines: drop-tail, RED,
+//! ECN marking, NDP trimming, PFC, and hosts' NIC lanes), `events` (the event queue),
+//! `transport` (the `Transport` and `Host` traits), `ndp` and `tcp` (transports, TCP covering
+//! NewReno and DCTCP), `mptcp` (TCP subflows over several planes with coupled congestion
+//! control), `phases` (flows in barrier-separated phases), `engine` (the datapath and the event loop), `invariants` (the accounting
+//! identities every run is checked against), `python` (the small PyO3 surface).
 
 pub mod config;
 pub mod copies;
 pub mod engine;
 pub mod events;
 pub mod invariants;
-pub mod layers;
+pub mod layer_choice;
 pub mod mptcp;
 pub mod ndp;
 pub mod network;
-pub mod nic;
 pub mod packet;
-pub mod pfc;
 pub mod phases;
 pub mod python;
+pub mod queues;
 pub mod random;
-pub mod routing;
+pub mod switch_routing;
 pub mod tcp;
 pub mod transport;
 
@@ -41,7 +42,7 @@ mod tests_mptcp;
 #[cfg(test)]
 mod tests_phases;
 #[cfg(test)]
-mod tests_routing;
+mod tests_switch_routing;
 #[cfg(test)]
 mod tests_tcp_options;
 #[cfg(test)]

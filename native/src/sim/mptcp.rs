@@ -13,7 +13,7 @@
 //! cumulative ACK in `aux`, as TCP's do.
 
 use super::config::{MptcpParams, SimConfig, SubflowPaths};
-use super::layers::LayerSignal;
+use super::layer_choice::LayerSignal;
 use super::packet::{Packet, Time, NO_TIME};
 use super::tcp::{CoupledIncrease, Tcp};
 use super::transport::{Host, SubflowPath, Transport};

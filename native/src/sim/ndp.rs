@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use super::config::LoadBalancing;
-use super::layers::LayerSignal;
+use super::layer_choice::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::transport::{Host, Transport, NDP_INITIAL_RTO};
 

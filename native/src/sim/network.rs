@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use super::packet::Time;
-use crate::graph::{self, Csr};
+use crate::support::graph::{self, Csr};
 
 pub const UNREACHABLE: u8 = u8::MAX;
 

@@ -10,10 +10,10 @@ use super::config::{
     DropPolicy, LoadBalancing, MptcpParams, PlaneChoice, SimConfig, SubflowPaths, TransportKind,
 };
 use super::engine::{FlowRecord, FlowSpec, Simulator, NO_FLOW};
-use super::layers::LayerPolicy;
+use super::layer_choice::LayerPolicy;
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
-use super::routing::{AdaptiveParams, RoutingKind, UgalParams};
+use super::switch_routing::{AdaptiveParams, RoutingKind, UgalParams};
 
 fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     d.get_item(key)?
@@ -225,7 +225,7 @@ impl PacketSimulator {
     /// Processes every event up to `horizon_ps`; returns whether events remain after it.
     fn run_until(&mut self, py: Python<'_>, horizon_ps: u64) -> bool {
         let sim = &mut self.sim;
-        crate::pool::detached(py, || sim.run_until(horizon_ps))
+        crate::support::pool::detached(py, || sim.run_until(horizon_ps))
     }
 
     #[getter]

@@ -5,7 +5,7 @@
 //! delayed ACKs. Losses are repaired by fast retransmit with NewReno partial-ACK recovery, or by
 //! a retransmission timeout that restarts from the first unacknowledged packet.
 
-use super::layers::LayerSignal;
+use super::layer_choice::LayerSignal;
 use super::packet::{flags, Packet, PacketKind, Time};
 use super::transport::{Host, Transport};
 

@@ -2,11 +2,11 @@
 
 use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowSpec, Simulator};
-use super::layers::LayerPolicy;
+use super::layer_choice::LayerPolicy;
 use super::network::NetworkSpec;
 use super::packet::NO_TIME;
-use crate::graph::neighbours;
 use crate::routing::layer_forwarding;
+use crate::support::graph::neighbours;
 
 pub(super) const US: u64 = 1_000_000;
 

@@ -3,7 +3,7 @@
 //! after it (2.2, 2.3).
 
 use super::config::{SimConfig, TransportKind};
-use super::layers::LayerSignal;
+use super::layer_choice::LayerSignal;
 use super::packet::{Packet, PacketKind, Time, NO_TIME};
 use super::tcp::Tcp;
 use super::transport::{Host, SubflowPath, Transport, TCP_INITIAL_RTO};

@@ -7,7 +7,7 @@
 //! not an edit of the engine.
 
 use super::config::SimConfig;
-use super::layers::LayerSignal;
+use super::layer_choice::LayerSignal;
 use super::packet::{Packet, Time};
 
 /// TCP's retransmission timeout before its first RTT sample, the default of

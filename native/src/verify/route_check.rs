@@ -405,7 +405,7 @@ pub mod python {
             dist: dist.as_slice()?,
             model: model.as_ref().map(|m| m.as_slice()).transpose()?,
         };
-        let faults = crate::pool::detached(py, || super::route_faults(&rows, &reference));
+        let faults = crate::support::pool::detached(py, || super::route_faults(&rows, &reference));
         Ok(Array1::from_vec(faults).into_pyarray(py))
     }
 
@@ -508,7 +508,7 @@ pub mod python {
             rank,
         };
         let routed = routed.as_slice()?;
-        let failures = crate::pool::detached(py, || super::walk_failures(&table, routed));
+        let failures = crate::support::pool::detached(py, || super::walk_failures(&table, routed));
         let column = |pick: fn(&(i64, i64, i64)) -> i64| {
             Array1::from_iter(failures.iter().map(pick)).into_pyarray(py)
         };

@@ -350,7 +350,7 @@ pub mod python {
     /// the files to be read by Python instead (text Python would split differently).
     #[pyfunction]
     pub fn read_route_lines<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Read<'py>> {
-        let read = crate::pool::detached(py, || super::read_route_files(&paths))?;
+        let read = crate::support::pool::detached(py, || super::read_route_files(&paths))?;
         Ok((
             read.prefix_names,
             read.hop_names,

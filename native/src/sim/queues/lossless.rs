@@ -9,10 +9,13 @@
 //! because a paused port's queue fills the ingress counters of the switch that feeds it.
 //!
 //! A dependency cycle among paused ports is a deadlock: each waits for the next to drain.
+//!
+//! This is htsim's `queue_lossless`; hosts' NICs queue here too, charged to no switch.
 
 use std::collections::VecDeque;
 
-use super::network::PortSpec;
+use super::super::network::PortSpec;
+use super::{prefetch, Arrival, Effects, Fate, QueueDiscipline, Queued, Transmitter};
 
 pub const PRIORITIES: usize = 8;
 /// A packet injected by a host: it is charged to no switch ingress.
@@ -77,6 +80,7 @@ pub struct PfcQueues {
     /// Per port: bytes it has put on the wire (progress, for deadlock confirmation).
     sent: Vec<u64>,
     headroom: Vec<u64>,
+    transmitters: Vec<Transmitter>,
     xoff: u64,
     xon: u64,
     pub counters: PfcCounters,
@@ -97,6 +101,7 @@ impl PfcQueues {
             pause_sent: vec![0; n],
             sent: vec![0; n],
             headroom,
+            transmitters: vec![Transmitter::default(); n],
             xoff,
             xon: xon.min(xoff),
             counters: PfcCounters::default(),
@@ -315,6 +320,79 @@ fn find_cycle(graph: &[Vec<usize>]) -> Option<Vec<usize>> {
         }
     }
     None
+}
+
+impl QueueDiscipline for PfcQueues {
+    const HOLDS_BACK: bool = true;
+
+    #[inline]
+    fn transmitter(&self, port: u32) -> &Transmitter {
+        &self.transmitters[port as usize]
+    }
+
+    #[inline]
+    fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter {
+        &mut self.transmitters[port as usize]
+    }
+
+    #[inline]
+    fn prefetch(&self, port: u32) {
+        prefetch(&self.transmitters, port);
+    }
+
+    #[inline]
+    fn may_bypass(&self, port: u32, prio: u8) -> bool {
+        self.is_empty(port) && !self.is_paused(port, prio)
+    }
+
+    #[inline]
+    fn bypassed(&mut self, port: u32, size: u32) {
+        self.sent_directly(port, size);
+    }
+
+    #[inline]
+    fn enqueue(&mut self, port: u32, a: Arrival, fx: &mut impl Effects) -> Fate {
+        // A packet still at its host's NIC carries NO_INGRESS: the NIC queue is host memory,
+        // charged to no switch.
+        let entry = PfcEntry {
+            pkt: a.pkt,
+            size: a.size,
+            ingress: a.ingress,
+            in_prio: a.in_prio,
+        };
+        if let Some(frame) = self.push(port, entry, a.prio) {
+            fx.pfc_frame(frame);
+        }
+        Fate::Held
+    }
+
+    #[inline]
+    fn dequeue(&mut self, port: u32, _nic: Option<usize>, fx: &mut impl Effects) -> Option<Queued> {
+        let (entry, frame) = self.pop(port)?;
+        if let Some(frame) = frame {
+            fx.pfc_frame(frame);
+        }
+        Some(Queued {
+            pkt: entry.pkt,
+            size: entry.size,
+        })
+    }
+
+    #[inline]
+    fn ready(&self, port: u32) -> bool {
+        self.has_ready(port)
+    }
+
+    #[inline]
+    fn queued_bytes(&self, port: u32) -> u64 {
+        PfcQueues::queued_bytes(self, port)
+    }
+
+    fn data_packets(&self, port: u32) -> usize {
+        (0..PRIORITIES as u8)
+            .map(|c| self.queue(port, c).len())
+            .sum()
+    }
 }
 
 #[cfg(test)]

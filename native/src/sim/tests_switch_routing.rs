@@ -2,7 +2,7 @@
 
 use super::config::{LoadBalancing, SimConfig, TransportKind};
 use super::engine::{FlowSpec, Simulator};
-use super::routing::RoutingKind;
+use super::switch_routing::RoutingKind;
 use super::tests::{assert_conserved, config, fabric, run, US};
 
 /// Petersen graph: the Moore graph of degree 3 and diameter 2 (a small Slim Fly stand-in).

@@ -14,8 +14,8 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::graph::{self, Csr};
 use crate::routing::mix64;
+use crate::support::graph::{self, Csr};
 
 /// Pair keys are already well mixed by construction; a multiply is enough of a hash.
 #[derive(Default)]
@@ -628,8 +628,9 @@ pub mod python {
         Bound<'py, PyArray1<i64>>,
         Bound<'py, PyArray1<i32>>,
     )> {
-        let edges = crate::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
-            .map_err(PyValueError::new_err)?;
+        let edges =
+            crate::support::graph::checked_edges(nr, edge_u.as_slice()?, edge_v.as_slice()?)
+                .map_err(PyValueError::new_err)?;
         let perms = permutations.as_array();
         if perms.ncols() != nr {
             return Err(PyValueError::new_err(
@@ -654,7 +655,8 @@ pub mod python {
             max_length,
             seed,
         };
-        let built = crate::pool::detached(py, || super::overlap_layers(nr, &edges, &params));
+        let built =
+            crate::support::pool::detached(py, || super::overlap_layers(nr, &edges, &params));
         let flat: Vec<bool> = built.masks.iter().flatten().copied().collect();
         let masks = Array2::from_shape_vec((rows.len(), edges.len()), flat).expect("shape");
         let (mut layer_of, mut offsets, mut nodes) = (Vec::new(), vec![0i64], Vec::new());

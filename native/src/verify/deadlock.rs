@@ -5,8 +5,8 @@
 
 use rayon::prelude::*;
 
-use crate::graph::Csr;
 use crate::routing::transpose_into;
+use crate::support::graph::Csr;
 
 /// Channels of a layer: channel (s -> n) is numbered `hops.start(s) + position of n in
 /// hops.row(s)`, where row s lists the distinct next hops switch s uses, sorted.
@@ -481,7 +481,7 @@ pub mod python {
             Some(e) => Some(e.as_slice()?),
             None => None,
         };
-        Ok(crate::pool::detached(py, || {
+        Ok(crate::support::pool::detached(py, || {
             super::layers_are_deadlock_free(shape[0], nr, tables, endpoints)
         }))
     }
@@ -538,8 +538,9 @@ pub mod python {
             Some(e) => Some(e.as_slice()?),
             None => None,
         };
-        let per_layer =
-            crate::pool::detached(py, || super::route_dependencies(&rows, layers, endpoints));
+        let per_layer = crate::support::pool::detached(py, || {
+            super::route_dependencies(&rows, layers, endpoints)
+        });
         Ok(per_layer
             .into_iter()
             .map(|pairs| {
@@ -575,7 +576,7 @@ pub mod python {
             .chunks_exact(2)
             .map(|p| (p[0] as u64, p[1] as u64))
             .collect();
-        let cycle = crate::pool::detached(py, || super::dependency_cycle(&list));
+        let cycle = crate::support::pool::detached(py, || super::dependency_cycle(&list));
         Ok(Array1::from_iter(cycle.into_iter().map(|c| c as i64)).into_pyarray(py))
     }
 }

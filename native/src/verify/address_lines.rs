@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use crate::route_lines::{plain, split_words, strip};
+use crate::verify::route_lines::{plain, split_words, strip};
 
 /// (line, interface or device, address as written)
 pub type AddressLine = (u32, String, String);
@@ -178,7 +178,7 @@ pub mod python {
     /// must read the file (text it would split differently, or a file that cannot be read).
     #[pyfunction]
     pub fn read_shell_addresses(py: Python<'_>, path: String) -> Option<Shell> {
-        crate::pool::detached(py, || {
+        crate::support::pool::detached(py, || {
             let text = std::fs::read(path).ok()?;
             let read = super::shell_lines(&text)?;
             Some((read.addresses, read.host_routes, read.unparsed))
@@ -189,6 +189,6 @@ pub mod python {
     /// None for a plan Python must read.
     #[pyfunction]
     pub fn read_host_plans(py: Python<'_>, paths: Vec<String>) -> Vec<Option<Vec<AddressLine>>> {
-        crate::pool::detached(py, || super::read_host_plans(&paths))
+        crate::support::pool::detached(py, || super::read_host_plans(&paths))
     }
 }
