@@ -274,7 +274,7 @@ def tcp_variant(args: argparse.Namespace) -> int:
         rto_granularity_us=args.rto_granularity_us,
         drop_policy=args.drop,
         red_min_packets=args.red_min,
-        header=args.header or 64,
+        header=args.header or SimConfig.header,
         seed=args.seed,
     )
     result = checked(simulate(network, workload, config))

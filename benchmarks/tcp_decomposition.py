@@ -27,6 +27,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -279,38 +280,46 @@ def main() -> None:
     parser.add_argument("--stencil", action="store_true", help="the Figure 17 stencil variants")
     args = parser.parse_args()
     if args.stencil:
-        stencil_main(args)
+        run_variants(
+            args,
+            STENCIL_VARIANTS,
+            measure_stencil,
+            stencil_line,
+            lambda net: (
+                f"Slim Fly q={args.q} ({net.n_hosts} hosts), seed {args.seed}, stencil, "
+                "TCP, ECMP / FatPaths (n = 4), ratios above 1: FatPaths faster"
+            ),
+        )
         return
-    chosen = [v for v in VARIANTS if not args.only or v.name in args.only]
-    net = slimfly(args.q, args.seed)
     print(f"# python benchmarks/tcp_decomposition.py {' '.join(sys.argv[1:])}")
-    print(
-        f"Slim Fly q={args.q}, seed {args.seed}, TCP, ECMP / FatPaths (n = 4 unless said), "
-        f"ratios above 1: FatPaths faster",
-        flush=True,
+    run_variants(
+        args,
+        VARIANTS,
+        measure,
+        line,
+        lambda net: (
+            f"Slim Fly q={args.q}, seed {args.seed}, TCP, ECMP / FatPaths "
+            "(n = 4 unless said), ratios above 1: FatPaths faster"
+        ),
     )
-    rows = []
-    for variant in chosen:
-        row = measure(net, variant, args.seed)
-        rows.append(row)
-        print(line(row), flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
 
 
-def stencil_main(args: argparse.Namespace) -> None:
-    chosen = [v for v in STENCIL_VARIANTS if not args.only or v.name in args.only]
+def run_variants(
+    args: argparse.Namespace,
+    variants: Sequence[Any],
+    measure_one: Callable[[SimNetwork, Any, int], dict[str, Any]],
+    show: Callable[[dict[str, Any]], str],
+    title: Callable[[SimNetwork], str],
+) -> None:
+    """The chosen variants (`--only`) on one Slim Fly, a line each as it finishes."""
+    chosen = [v for v in variants if not args.only or v.name in args.only]
     net = slimfly(args.q, args.seed)
-    print(
-        f"Slim Fly q={args.q} ({net.n_hosts} hosts), seed {args.seed}, stencil, TCP, "
-        f"ECMP / FatPaths (n = 4), ratios above 1: FatPaths faster",
-        flush=True,
-    )
+    print(title(net), flush=True)
     rows = []
     for variant in chosen:
-        row = measure_stencil(net, variant, args.seed)
+        row = measure_one(net, variant, args.seed)
         rows.append(row)
-        print(stencil_line(row), flush=True)
+        print(show(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 

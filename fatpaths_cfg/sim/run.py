@@ -357,10 +357,6 @@ def simulate(
     # Unknown end: advance in 10 us of simulated time so the progress display stays live. The
     # slices are also the deadlock checks of lossless runs.
     step = max(1, end_ps // slices) if end_ps is not None else 10_000_000
-    if progress is None and not config.lossless:
-        # Nobody watches and no deadlock check runs between slices: one call runs it all (a
-        # 64-to-1 incast of 5 ms took 537 slices, a sixth of its CPU time).
-        step = end_ps if end_ps is not None else _MAX_SLICE_PS
     t = 0
     # A slice in which nothing happened (the next flow starts much later) doubles the next
     # one: the engine jumps from event to event anyway, and idle simulated time must not cost
