@@ -415,12 +415,16 @@ impl Simulator {
 
     /// Runs every event up to and including `horizon`; returns whether events remain.
     pub fn run_until(&mut self, horizon: Time) -> bool {
-        while let Some(t) = self.net.events.peek_time() {
-            if t > horizon {
-                self.net.now = self.net.now.max(horizon);
-                return true;
-            }
-            let ev = self.net.events.pop().expect("peeked");
+        loop {
+            let ev = match self.net.events.pop_until(horizon) {
+                Ok(ev) => ev,
+                Err(pending) => {
+                    if pending {
+                        self.net.now = self.net.now.max(horizon);
+                    }
+                    return pending;
+                }
+            };
             self.net.prefetch_ahead();
             self.net.now = ev.time;
             self.net.counters.events += 1;
@@ -441,7 +445,6 @@ impl Simulator {
                 EventKind::Pfc => self.net.pfc_frame(PfcFrame::from_event(ev.a, ev.b)),
             }
         }
-        false
     }
 
     pub fn now(&self) -> Time {

@@ -82,18 +82,24 @@ impl Event {
     }
 }
 
-/// log2 of a calendar bucket's width in picoseconds (about a nanosecond): narrow enough that a
-/// bucket holds tens of events in a busy fabric, so sorting one is cheap.
-const BUCKET_SHIFT: u32 = 10;
+/// log2 of a calendar bucket's width in picoseconds (about 4 ns). Wider buckets mean more events
+/// to sort per bucket but fewer buckets in use at once: a busy fabric schedules most events
+/// about a link's latency ahead, and the buckets that span that stay in the first-level cache
+/// at this width. On the k=16 fat-tree benchmark, 4 ns buckets ran 16% faster than 1 ns ones
+/// (least CPU time of five runs each, alternating); 2, 8 and 16 ns ones ran slower than 4 ns.
+const BUCKET_SHIFT: u32 = 12;
+
+/// Bits of time sorted per pass of the bucket sort (`sort_current`).
+const RADIX_BITS: u32 = 6;
 
 /// Buckets in the wheel (a 16.8 us window); later events wait in an overflow heap.
-const WHEEL_BITS: u32 = 14;
+const WHEEL_BITS: u32 = 12;
 const WHEEL: u64 = 1 << WHEEL_BITS;
 
-/// A calendar queue: a wheel of unsorted buckets one nanosecond wide, the bucket being drained
-/// kept sorted, and a binary heap for events beyond the wheel. Pushing is O(1) and popping
-/// amortised O(log bucket size), against O(log pending) cache-missing steps for a heap of all
-/// pending events.
+/// A calendar queue: a wheel of unsorted buckets 4 ns wide, the bucket being drained kept
+/// sorted (with a small heap beside it for events scheduled into it while it drains), and a
+/// binary heap for events beyond the wheel. Pushing is O(1) and popping amortised O(log bucket
+/// size), against O(log pending) cache-missing steps for a heap of all pending events.
 pub struct EventQueue {
     buckets: Vec<Vec<Event>>,
     /// One bit per bucket: non-empty.
@@ -104,6 +110,11 @@ pub struct EventQueue {
     /// Absolute slot (time >> BUCKET_SHIFT) of `current`.
     current_slot: u64,
     overflow: BinaryHeap<Event>,
+    /// Events pushed into the bucket being drained: a heap beside it, where inserting into
+    /// the sorted bucket would move half of it each time.
+    late: BinaryHeap<Event>,
+    /// Scratch space of the bucket sort (kept to reuse its memory).
+    sorted: Vec<Event>,
     len: usize,
     inserted: u64,
     pub peak_len: usize,
@@ -124,13 +135,15 @@ impl EventQueue {
             head: 0,
             current_slot: 0,
             overflow: BinaryHeap::new(),
+            late: BinaryHeap::new(),
+            sorted: Vec::with_capacity(1024),
             len: 0,
             inserted: 0,
             peak_len: 0,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: Time, kind: EventKind, a: u32, b: u32) {
         let order = (self.inserted << 3) | kind as u64;
         self.inserted += 1;
@@ -138,10 +151,8 @@ impl EventQueue {
         let slot = time >> BUCKET_SHIFT;
         if slot <= self.current_slot {
             // Same bucket as the one being drained (time never runs backwards, so never
-            // earlier): keep it sorted. New events sort last among equal times.
-            let tail = &self.current[self.head..];
-            let at = self.head + tail.partition_point(|e| e.key() <= ev.key());
-            self.current.insert(at, ev);
+            // earlier). Its (time, insertion) key sorts it among the bucket's events.
+            self.late.push(ev);
         } else if slot < self.current_slot + WHEEL {
             let i = (slot & (WHEEL - 1)) as usize;
             self.buckets[i].push(ev);
@@ -208,44 +219,73 @@ impl EventQueue {
                 self.occupied[j / 64] |= 1 << (j % 64);
             }
         }
-        // A bucket holds its events in insertion order (events brought in from the overflow
-        // heap come first, heap-ordered, and were all inserted before any event pushed straight
-        // into the wheel for the same slot), and mostly as a few runs already ascending in
-        // time (events scheduled a fixed delay after an advancing clock). A stable sort by time
-        // alone then gives the (time, insertion) order and merges those runs in near-linear
-        // time, where a full-key quicksort took a fifth of the engine's instructions.
-        self.current.sort_by_key(|e| e.time);
-        let in_order = self
-            .current
-            .windows(2)
-            .all(|w| w[0].time < w[1].time || w[0].order < w[1].order);
-        if !in_order {
-            // Never expected (see above); the full key keeps the order exact regardless.
-            self.current.sort_unstable_by_key(|e| e.key());
-        }
+        self.sort_current();
         true
     }
 
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<Time> {
-        if self.head == self.current.len() && !self.advance() {
-            return None;
+    /// Sorts the bucket being made current into (time, insertion) order.
+    ///
+    /// A bucket holds its events in insertion order: events brought in from the overflow heap
+    /// come first, heap-ordered, and were all inserted before any event pushed straight into
+    /// the wheel for the same slot. A stable sort by time is then the (time, insertion) order.
+    /// Within a bucket, time differs only in its low `BUCKET_SHIFT` bits, so a least-significant
+    /// digit radix sort does it in two stable passes of 64 counters: on the k=16 fat-tree
+    /// benchmark, about half the instructions of the stable comparison sort it replaced.
+    fn sort_current(&mut self) {
+        let n = self.current.len();
+        if n < 2 {
+            return;
         }
-        Some(self.current[self.head].time)
+        self.sorted.clear();
+        self.sorted.resize(n, self.current[0]);
+        let mut shift = 0;
+        while shift < BUCKET_SHIFT {
+            radix_pass(&self.current, &mut self.sorted, shift);
+            std::mem::swap(&mut self.current, &mut self.sorted);
+            shift += RADIX_BITS;
+        }
+        debug_assert!(self.current.windows(2).all(|w| w[0].key() < w[1].key()));
     }
 
+    /// The next event, if it is due at `horizon` or before; `Err(pending)` otherwise, with
+    /// whether any event is pending at all.
+    #[inline]
+    pub fn pop_until(&mut self, horizon: Time) -> Result<Event, bool> {
+        if self.head == self.current.len() && self.late.is_empty() && !self.advance() {
+            return Err(false);
+        }
+        let from_late = match (self.current.get(self.head), self.late.peek()) {
+            (Some(c), Some(l)) => l.key() < c.key(),
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        let ev = if from_late {
+            let ev = *self.late.peek().expect("late holds the next event");
+            if ev.time > horizon {
+                return Err(true);
+            }
+            self.late.pop();
+            ev
+        } else {
+            let ev = self.current[self.head];
+            if ev.time > horizon {
+                return Err(true);
+            }
+            self.head += 1;
+            ev
+        };
+        self.len -= 1;
+        Ok(ev)
+    }
+
+    /// The next event, whenever it is due.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        if self.head == self.current.len() && !self.advance() {
-            return None;
-        }
-        let ev = self.current[self.head];
-        self.head += 1;
-        self.len -= 1;
-        Some(ev)
+        self.pop_until(Time::MAX).ok()
     }
 
-    /// The event `k` places behind the next one, if it is in the bucket being drained.
+    /// An event about `k` places behind the next one, if it is in the bucket being drained
+    /// (events in `late` are not counted: this is a hint for prefetching).
     #[inline]
     pub fn peek_ahead(&self, k: usize) -> Option<&Event> {
         self.current.get(self.head + k)
@@ -257,6 +297,28 @@ impl EventQueue {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// One stable counting-sort pass of `from` into `to` (as long as `from`) by the `RADIX_BITS`
+/// bits of time at `shift`.
+fn radix_pass(from: &[Event], to: &mut [Event], shift: u32) {
+    const RADIX: usize = 1 << RADIX_BITS;
+    let digit = |e: &Event| ((e.time >> shift) as usize) & (RADIX - 1);
+    let mut at = [0u32; RADIX];
+    for e in from {
+        at[digit(e)] += 1;
+    }
+    let mut sum = 0;
+    for slot in at.iter_mut() {
+        let count = *slot;
+        *slot = sum;
+        sum += count;
+    }
+    for e in from {
+        let d = digit(e);
+        to[at[d] as usize] = *e;
+        at[d] += 1;
     }
 }
 
@@ -309,6 +371,44 @@ mod tests {
             .map(|e| (e.time, e.a))
             .collect();
         assert_eq!(rest, vec![(t, 3), (t, 6), (t + 3, 4), (t + 7, 2)]);
+    }
+
+    #[test]
+    fn pop_until_stops_at_the_horizon_and_tells_what_is_pending() {
+        let mut q = EventQueue::new();
+        q.push(100, EventKind::Arrive, 1, 0);
+        // Pushed into the bucket being drained once it is current: served from `late`.
+        assert_eq!(q.pop_until(100).map(|e| e.a), Ok(1));
+        q.push(150, EventKind::Arrive, 2, 0);
+        q.push(120, EventKind::Arrive, 3, 0);
+        assert_eq!(q.pop_until(110).map(|e| e.a), Err(true));
+        assert_eq!(q.pop_until(130).map(|e| e.a), Ok(3));
+        assert_eq!(q.pop_until(200).map(|e| e.a), Ok(2));
+        assert_eq!(q.pop_until(200).map(|e| e.a), Err(false));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_busy_bucket_pops_in_time_then_insertion_order() {
+        // Hundreds of events in one bucket, times spread over every bit the bucket sort
+        // passes over, many of them equal.
+        let mut q = EventQueue::new();
+        let base = 7u64 << BUCKET_SHIFT;
+        let mut want = Vec::new();
+        let mut x = 12345u64;
+        for i in 0..600u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let t = base + (x >> 33) % (1 << BUCKET_SHIFT) / 7 * 7;
+            q.push(t, EventKind::Timer, i, 0);
+            want.push((t, i));
+        }
+        want.sort_by_key(|&(t, i)| (t, i));
+        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time, e.a))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]
