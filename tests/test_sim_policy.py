@@ -98,6 +98,31 @@ def test_baselines_route_on_every_minimal_path_of_the_full_network() -> None:
     assert np.max(spray.fct_ps()) < 0.7 * np.max(minimal.fct_ps())
 
 
+def test_a_built_network_lends_its_minimal_layer_to_the_equal_cost_baselines() -> None:
+    # A network built from its links already holds every link's minimal distances in layer 0;
+    # the equal-cost baselines take them instead of searching again, and run exactly as on a
+    # baseline searched anew.
+    from fatpaths_cfg.sim import network_from_topology
+    from fatpaths_cfg.sim.network import minimal_routing
+
+    net = network_from_topology("slimfly", {"q": 5}, seed=3)
+    assert net.minimal_first_layer
+    lent = net.baseline(multipath=True)
+    dist, next_hop = minimal_routing(net.n_switches, net.link_a, net.link_b, seed=0)
+    assert np.array_equal(lent.dist[0], dist)
+    assert lent.multipath == [True] and lent.layer_links.shape[0] == 1
+    searched = replace(net, minimal_first_layer=False).baseline(multipath=True)
+    work = make_workload(net, "permutation", "200KB", seed=2)
+    for lb in ("ecmp", "spray"):
+        config = SimConfig(transport="ndp", load_balancing=lb)
+        a, b = simulate(lent, work, config), simulate(searched, work, config)
+        assert a.counters == b.counters
+        assert all(np.array_equal(a.flows[k], b.flows[k]) for k in a.flows)
+    # Single-path routing follows the baseline's own tie-breaks (seed 0): searched, not lent.
+    single = net.baseline(multipath=False)
+    assert np.array_equal(single.next_hop[0], next_hop) and single.multipath == [False]
+
+
 def test_letflow_differs_from_ecmp_where_flowlets_exist() -> None:
     net = single_path_square()
     rng = np.random.default_rng(5)

@@ -51,6 +51,9 @@ class SimNetwork:
     # Multi-plane fabrics (P-Net): [host, plane] the switch of each host's NIC in each plane
     # (column 0 is `host_switch`); None: one NIC per host.
     host_uplinks: npt.NDArray[np.int32] | None = None
+    # Whether layer 0 holds every link with its minimal distances (`network_from_edges`), so
+    # that the baselines' equal-cost routing can take them instead of searching again.
+    minimal_first_layer: bool = False
 
     @property
     def planes(self) -> int:
@@ -129,6 +132,16 @@ class SimNetwork:
         run on."""
         from dataclasses import replace
 
+        if multipath and self.minimal_first_layer:
+            # Equal-cost forwarding reads only the distances (not the tie-broken next hops),
+            # and layer 0's are already the minimal ones over every link.
+            return replace(
+                self,
+                layer_links=self.layer_links[:1],
+                dist=self.dist[:1],
+                next_hop=self.next_hop[:1],
+                multipath=[True],
+            )
         dist, next_hop = minimal_routing(self.n_switches, self.link_a, self.link_b, seed=0)
         return replace(
             self,
@@ -213,6 +226,7 @@ def network_from_edges(
         multipath=[True] + [extra_layers_multipath] * len(extra_layers),
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
+        minimal_first_layer=True,
     )
 
 
