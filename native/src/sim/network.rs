@@ -104,15 +104,38 @@ impl NetworkSpec {
 pub struct PortSpec {
     /// Node at the far end.
     pub to: u32,
+    /// Picoseconds per byte when the rate divides 8 Tb/s (every 10/25/40/50/100/400G rate);
+    /// 0 otherwise.
+    ps_per_byte: u32,
     pub rate_mbps: u64,
     pub latency: Time,
 }
 
 impl PortSpec {
+    pub fn new(to: u32, rate_mbps: u64, latency: Time) -> Self {
+        let ps_per_byte = if 8_000_000 % rate_mbps == 0 {
+            u32::try_from(8_000_000 / rate_mbps).unwrap_or(0)
+        } else {
+            0
+        };
+        PortSpec {
+            to,
+            ps_per_byte,
+            rate_mbps,
+            latency,
+        }
+    }
+
     /// Serialisation time of `bytes` at this port's rate, rounded to the nearest picosecond.
+    /// At a rate that divides 8 Tb/s the time is a whole number of picoseconds per byte, and a
+    /// multiplication gives exactly what the division does; it is on every packet's every hop.
     #[inline]
     pub fn serialisation(&self, bytes: u32) -> Time {
-        (bytes as u64 * 8_000_000 + self.rate_mbps / 2) / self.rate_mbps
+        if self.ps_per_byte != 0 {
+            bytes as u64 * self.ps_per_byte as u64
+        } else {
+            (bytes as u64 * 8_000_000 + self.rate_mbps / 2) / self.rate_mbps
+        }
     }
 }
 
@@ -126,32 +149,16 @@ pub fn build_ports(spec: &NetworkSpec) -> Vec<PortSpec> {
     for e in 0..spec.n_links() {
         let rate_mbps = gbps_to_mbps(spec.link_gbps[e]);
         let latency = spec.link_latency;
-        ports.push(PortSpec {
-            to: spec.link_b[e],
-            rate_mbps,
-            latency,
-        });
-        ports.push(PortSpec {
-            to: spec.link_a[e],
-            rate_mbps,
-            latency,
-        });
+        ports.push(PortSpec::new(spec.link_b[e], rate_mbps, latency));
+        ports.push(PortSpec::new(spec.link_a[e], rate_mbps, latency));
     }
     let planes = spec.n_planes();
     for (nic, &sw) in spec.host_switch.iter().enumerate() {
         let h = nic / planes;
         let rate_mbps = gbps_to_mbps(spec.host_gbps[nic]);
         let latency = spec.host_latency;
-        ports.push(PortSpec {
-            to: sw,
-            rate_mbps,
-            latency,
-        });
-        ports.push(PortSpec {
-            to: nr + h as u32,
-            rate_mbps,
-            latency,
-        });
+        ports.push(PortSpec::new(sw, rate_mbps, latency));
+        ports.push(PortSpec::new(nr + h as u32, rate_mbps, latency));
     }
     ports
 }
@@ -247,5 +254,25 @@ impl ForwardingTable {
 
     pub fn memory_bytes(&self) -> usize {
         self.ports.memory_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PortSpec;
+
+    #[test]
+    fn serialisation_by_multiplication_equals_the_rounded_division() {
+        // Rates that divide 8 Tb/s take the multiplication, others the division; both must
+        // give the division's rounding to the nearest picosecond.
+        for rate in [
+            1_000, 10_000, 25_000, 40_000, 100_000, 400_000, 3_000, 56_000, 99_999,
+        ] {
+            let port = PortSpec::new(0, rate, 0);
+            for bytes in [0u32, 1, 40, 64, 1_500, 4_000, 9_000, 65_535] {
+                let want = (bytes as u64 * 8_000_000 + rate / 2) / rate;
+                assert_eq!(port.serialisation(bytes), want, "{rate} Mb/s, {bytes} B");
+            }
+        }
     }
 }

@@ -172,14 +172,7 @@ fn hosts_nics_keep_every_packet_whatever_the_discipline() {
 
 #[test]
 fn lossless_pauses_the_ingress_and_never_drops() {
-    let ports = vec![
-        PortSpec {
-            to: 1,
-            rate_mbps: 10_000,
-            latency: 1_000_000,
-        };
-        2
-    ];
+    let ports = vec![PortSpec::new(1, 10_000, 1_000_000); 2];
     let mut fx = Record::new();
     let mut q = PfcQueues::new(&ports, 2 * SIZE as u64, SIZE as u64, SIZE);
     for p in 0..3 {
