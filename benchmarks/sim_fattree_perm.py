@@ -48,9 +48,7 @@ from fatpaths_cfg.sim import (
     Workload,
     make_workload,
     network_from_topology,
-    read_connection_matrix,
     simulate,
-    write_connection_matrix,
 )
 
 HTSIM_REFERENCE = {"cpu_seconds": 28.5, "events": 14.6e6, "median_us": 200.0, "max_us": 203.0}
@@ -92,11 +90,15 @@ def main(argv: list[str] | None = None) -> int:
 
     network = network_from_topology("fattree", {"k": 16}, seed=args.seed, link_gbps=100.0)
     if args.htsim_matrix:
+        from fatpaths_cfg.sim.htsim import read_connection_matrix
+
         nodes, workload = read_connection_matrix(args.htsim_matrix)
         assert nodes == network.n_hosts, (nodes, network.n_hosts)
     else:
         workload = make_workload(network, "permutation", 2_000_000, seed=args.seed)
     if args.save_matrix:
+        from fatpaths_cfg.sim.htsim import write_connection_matrix
+
         write_connection_matrix(workload, network.n_hosts, args.save_matrix)
     config = SimConfig(
         transport="ndp",
@@ -258,11 +260,15 @@ def tcp_variant(args: argparse.Namespace) -> int:
     network = network_from_topology("fattree", {"k": args.k}, seed=args.seed, link_gbps=100.0)
     if args.htsim_matrix:
         # The very flows another simulator ran (its matrix, written earlier with --save-matrix).
+        from fatpaths_cfg.sim.htsim import read_connection_matrix
+
         nodes, workload = read_connection_matrix(args.htsim_matrix)
         assert nodes == network.n_hosts, (nodes, network.n_hosts)
     else:
         workload = make_workload(network, "permutation", args.size, seed=args.seed)
     if args.save_matrix:
+        from fatpaths_cfg.sim.htsim import write_connection_matrix
+
         write_connection_matrix(workload, network.n_hosts, args.save_matrix)
     config = SimConfig(
         transport="tcp",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # A generated inventory with one systematic mistake can produce a million errors; past a few
 # dozen, more lines bury the first cause instead of helping to find it.

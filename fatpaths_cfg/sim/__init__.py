@@ -10,7 +10,8 @@ its inputs from a compiled output directory and a workload, and turns its output
     print(result.summary()["fct"])
 """
 
-from .htsim import read_connection_matrix, write_connection_matrix
+from typing import TYPE_CHECKING
+
 from .network import (
     NetworkLoadError,
     SimNetwork,
@@ -22,6 +23,22 @@ from .network import (
 from .results import SimResult
 from .run import LOAD_BALANCING, TRANSPORTS, SimConfig, simulate
 from .workloads import PATTERNS, Workload, WorkloadError, make_workload
+
+if TYPE_CHECKING:
+    from .htsim import read_connection_matrix, write_connection_matrix
+
+# htsim's matrix format (and what it imports) loads on first use: a run that reads no matrix
+# does not pay for it at start-up.
+_LAZY = {"read_connection_matrix": ".htsim", "write_connection_matrix": ".htsim"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LOAD_BALANCING",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,6 +18,8 @@ import numpy.typing as npt
 from fatpaths_cfg.errors import UserErrors
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fatpaths_cfg.compiled import LoadedCompiled
 
 UNREACHABLE = 255
@@ -333,6 +334,8 @@ def load_network(out_dir: str | Path, *, link_latency_ps: int = 1_000_000) -> Si
     read and checked by the compiled model's loader; UserErrors when it is not one."""
     # Imported here: the compiled model's loader pulls in the whole compiler, which a run on a
     # generated topology (most tests and benchmarks) never needs.
+    from pathlib import Path
+
     from fatpaths_cfg.compiled import load_compiled
 
     out = Path(out_dir)

@@ -9,10 +9,13 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 from .loops import iteration_times_ps
 from .stats import median, percentile
@@ -263,6 +266,8 @@ class SimResult:
     def write_flows_csv(self, path: str | Path, host_names: list[str] | None = None) -> None:
         fct = self.fct_ps()
         names = host_names or [str(i) for i in range(self.n_hosts)]
+        from pathlib import Path
+
         with Path(path).open("w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
             w.writerow(
@@ -296,6 +301,8 @@ class SimResult:
                 )
 
     def write_summary_json(self, path: str | Path) -> None:
+        from pathlib import Path
+
         Path(path).write_text(
             json.dumps(self.summary(), indent=2, default=_json_default) + "\n", encoding="utf-8"
         )
