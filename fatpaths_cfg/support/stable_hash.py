@@ -7,7 +7,6 @@ reordering the inventory changes nothing at all (OPERATIONS.md, "Churn").
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 
@@ -20,6 +19,10 @@ _DIGITS = re.compile(r"(\d+)")
 def name_key(text: str) -> int:
     """A 64-bit key of a name: the same on every machine and in every Python process (the
     built-in `hash` of a str is salted per process)."""
+    # Imported on first use (later ones are a dictionary lookup): loading OpenSSL's hashes is
+    # a few milliseconds that a simulation drawing nothing by name need not pay at start-up.
+    import hashlib
+
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
@@ -52,6 +55,8 @@ def stream(seed: int, name: str) -> np.random.Generator:
     Every random choice draws from a stream of its own, so a knob changes only what it names:
     sampling more pairs does not change the permutation a throughput figure is measured on.
     """
+    import hashlib
+
     key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
     return np.random.default_rng(np.random.SeedSequence([seed, key]))
 
