@@ -227,6 +227,9 @@ def beside_reference(ref: str, argv: list[str], repeat: int) -> int:
             # The script is run from the checkout's root, so that its package, not this one's,
             # is the one imported.
             env = {**os.environ, "PYTHONPATH": root}
+            # An installed package has its bytecode cached; with PYTHONDONTWRITEBYTECODE every
+            # run would compile its modules again, and the incast would time the compiler.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
             done = subprocess.run(
                 [sys.executable, os.path.abspath(__file__), *argv],
                 cwd=root,
