@@ -264,10 +264,11 @@ class SimResult:
         }
 
     def write_flows_csv(self, path: str | Path, host_names: list[str] | None = None) -> None:
-        fct = self.fct_ps()
-        names = host_names or [str(i) for i in range(self.n_hosts)]
+        # Imported where a file is written: a run that writes none skips its import.
         from pathlib import Path
 
+        fct = self.fct_ps()
+        names = host_names or [str(i) for i in range(self.n_hosts)]
         with Path(path).open("w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
             w.writerow(
