@@ -13,7 +13,15 @@ from sim_fixtures import slimfly_q7_layered
 from test_sim_io import cli, write_compiled
 from typer.testing import CliRunner
 
-from fatpaths_cfg.sim import SimConfig, SimNetwork, make_workload, network_from_edges, simulate
+from fatpaths_cfg.sim import (
+    SimConfig,
+    SimNetwork,
+    make_workload,
+    network_from_edges,
+    network_from_topology,
+    simulate,
+)
+from fatpaths_cfg.sim.network import minimal_routing
 from fatpaths_cfg.sim.profiles import resolve_profile
 from fatpaths_cfg.sim.results import SimResult
 from fatpaths_cfg.sim.run import LOAD_BALANCING
@@ -102,9 +110,6 @@ def test_a_built_network_lends_its_minimal_layer_to_the_equal_cost_baselines() -
     # A network built from its links already holds every link's minimal distances in layer 0;
     # the equal-cost baselines take them instead of searching again, and run exactly as on a
     # baseline searched anew.
-    from fatpaths_cfg.sim import network_from_topology
-    from fatpaths_cfg.sim.network import minimal_routing
-
     net = network_from_topology("slimfly", {"q": 5}, seed=3)
     assert net.minimal_first_layer
     lent = net.baseline(multipath=True)

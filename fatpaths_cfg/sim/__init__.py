@@ -27,16 +27,14 @@ from .workloads import PATTERNS, Workload, WorkloadError, make_workload
 if TYPE_CHECKING:
     from .htsim import read_connection_matrix, write_connection_matrix
 
-# htsim's matrix format (and what it imports) loads on first use: a run that reads no matrix
-# does not pay for it at start-up.
-_LAZY = {"read_connection_matrix": ".htsim", "write_connection_matrix": ".htsim"}
-
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        from importlib import import_module
+    # htsim's matrix format (and what it imports) loads on first use: a run that reads no
+    # matrix does not pay for it at start-up.
+    if name in ("read_connection_matrix", "write_connection_matrix"):
+        from . import htsim
 
-        return getattr(import_module(_LAZY[name], __name__), name)
+        return getattr(htsim, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

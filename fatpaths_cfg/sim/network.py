@@ -131,8 +131,6 @@ class SimNetwork:
         """One layer of every link with its minimal routing, independent of the compiled
         layers: what ECMP, LetFlow and spraying (`multipath`) or single-path minimal routing
         run on."""
-        from dataclasses import replace
-
         if multipath and self.minimal_first_layer:
             # Equal-cost forwarding reads only the distances (not the tie-broken next hops),
             # and layer 0's are already the minimal ones over every link.
