@@ -13,6 +13,9 @@ def layer_forwarding(
     keys: npt.NDArray[np.uint64] | None = None,
     prefer: npt.NDArray[np.int32] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32]]: ...
+def layer_distances(
+    nr: int, edge_u: npt.NDArray[np.int32], edge_v: npt.NDArray[np.int32]
+) -> npt.NDArray[np.uint8]: ...
 def layer_forwarding_into(
     nr: int,
     edge_u: npt.NDArray[np.int32],

@@ -70,14 +70,10 @@ def _minimal_distances(compiled: CompiledFabric) -> np.ndarray:
     if compiled.layers[0].rank is None:
         return compiled.routing.dist[0]
     edges = compiled.fabric.edges
-    dist, _ = _native.layer_forwarding(
-        compiled.fabric.nr,
-        np.ascontiguousarray(edges[:, 0]),
-        np.ascontiguousarray(edges[:, 1]),
-        0,
-        None,
+    # Symmetric: links are undirected.
+    return _native.layer_distances(
+        compiled.fabric.nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1])
     )
-    return np.asarray(dist.T)
 
 
 def build_report(compiled: CompiledFabric) -> dict[str, Any]:

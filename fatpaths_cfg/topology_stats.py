@@ -17,8 +17,8 @@ def topology_stats(fabric: Fabric) -> dict[str, Any]:
     and a `planes` entry adds host-pair hop counts per plane and for the best plane."""
     nr = fabric.nr
     edges = fabric.edges
-    dist, _ = _native.layer_forwarding(
-        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1]), 0, None
+    dist = _native.layer_distances(
+        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1])
     )
     plane_of = fabric.plane_of_switch
     off = ~np.eye(nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])

@@ -125,7 +125,30 @@ def test_a_built_network_lends_its_minimal_layer_to_the_equal_cost_baselines() -
         assert all(np.array_equal(a.flows[k], b.flows[k]) for k in a.flows)
     # Single-path routing follows the baseline's own tie-breaks (seed 0): searched, not lent.
     single = net.baseline(multipath=False)
-    assert np.array_equal(single.next_hop[0], next_hop) and single.multipath == [False]
+    assert np.array_equal(single.next_hops()[0], next_hop) and single.multipath == [False]
+
+
+def test_a_multipath_network_searches_its_next_hops_only_when_a_layer_needs_them() -> None:
+    # A fat tree's many equal-cost paths make the single next hops' tie-breaking search the
+    # bulk of building its tables; every layer spreading over all of them never reads them.
+    net = network_from_topology("fattree", {"k": 4}, seed=5)
+    assert net.next_hop is None
+    dist, next_hop = minimal_routing(net.n_switches, net.link_a, net.link_b, seed=5)
+    assert np.array_equal(net.dist[0], dist)
+    assert np.array_equal(net.next_hops()[0], next_hop)
+    work = make_workload(net, "permutation", "100KB", seed=1)
+    config = SimConfig(transport="ndp", load_balancing="spray")
+    stored = replace(net, next_hop=net.next_hops())
+    a, b = simulate(net, work, config), simulate(stored, work, config)
+    assert a.counters == b.counters
+    # FatPaths forwards over the network's own layers: made single-path, it searches them and
+    # runs as with them stored, on other paths than the equal-cost ones.
+    fatpaths = SimConfig(transport="ndp", load_balancing="fatpaths")
+    single = net.with_options(all_equal_cost=False)
+    c = simulate(single, work, fatpaths)
+    d = simulate(replace(stored, multipath=[False]), work, fatpaths)
+    assert c.counters == d.counters
+    assert c.counters != simulate(net, work, fatpaths).counters
 
 
 def test_letflow_differs_from_ecmp_where_flowlets_exist() -> None:

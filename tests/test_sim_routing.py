@@ -120,7 +120,7 @@ def test_ugal_l_routes_minimally_at_low_load_and_indirectly_under_worst_case() -
 
 def test_ring_deadlocks_on_a_cyclic_layer_and_reports_the_cycle() -> None:
     net = ring(6)
-    assert not is_acyclic(dependency_edges(net.next_hop[0]))
+    assert not is_acyclic(dependency_edges(net.next_hops()[0]))
     result = simulate(net, ring_load(6), LOSSLESS)
     assert result.deadlock is not None
     cycle = result.deadlock["cycle"]

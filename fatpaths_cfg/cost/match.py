@@ -246,8 +246,8 @@ def measured_diameter(topology: GeneratedTopology) -> int | None:
 
     edges = np.array(topology.edges, dtype=np.int32).reshape(-1, 2)
     nr = topology.num_switches
-    dist, _ = _native.layer_forwarding(
-        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1]), 0, None
+    dist = _native.layer_distances(
+        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1])
     )
     with_hosts = np.array(topology.hosts_per_switch) > 0
     off = dist[np.ix_(with_hosts, with_hosts)][~np.eye(int(with_hosts.sum()), dtype=bool)]

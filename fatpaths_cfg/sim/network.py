@@ -43,7 +43,9 @@ class SimNetwork:
     layer_links: npt.NDArray[np.uint8]
     # [layer, switch, destination switch], as in routing.npz.
     dist: npt.NDArray[np.uint8]
-    next_hop: npt.NDArray[np.int32]
+    # As `dist`; None when every layer was built multipath and no single next hop was searched
+    # for (`next_hops()` searches then, with seed `routing_seed + layer`).
+    next_hop: npt.NDArray[np.int32] | None
     # Per layer: forward over every equal-cost next hop (True) or the compiled one only.
     multipath: list[bool]
     link_latency_ps: int = 1_000_000
@@ -55,6 +57,8 @@ class SimNetwork:
     # Whether layer 0 holds every link with its minimal distances (`network_from_edges`), so
     # that the baselines' equal-cost routing can take them instead of searching again.
     minimal_first_layer: bool = False
+    # The tie-break seed of layer 0's next hops when `next_hops()` searches for them.
+    routing_seed: int = 0
 
     @property
     def planes(self) -> int:
@@ -95,6 +99,19 @@ class SimNetwork:
         switch = self.switch_names[int(self.nic_switches()[host, plane])]
         name = self.host_names[host]
         return (name, switch) if port % 2 == 0 else (switch, name)
+
+    def next_hops(self) -> npt.NDArray[np.int32]:
+        """[layer, switch, destination] single next hops: the stored ones, or (for a network
+        built without them) each layer's shortest-path next hops over its links."""
+        if self.next_hop is not None:
+            return self.next_hop
+        masks = self.layer_links.astype(bool)
+        return np.stack(
+            [
+                minimal_routing(self.n_switches, self.link_a[m], self.link_b[m], seed)[1]
+                for seed, m in enumerate(masks, start=self.routing_seed)
+            ]
+        )
 
     def nic_switches(self) -> npt.NDArray[np.int32]:
         """[host, plane]: the switch each host NIC is attached to."""
@@ -138,7 +155,7 @@ class SimNetwork:
                 self,
                 layer_links=self.layer_links[:1],
                 dist=self.dist[:1],
-                next_hop=self.next_hop[:1],
+                next_hop=None if self.next_hop is None else self.next_hop[:1],
                 multipath=[True],
             )
         dist, next_hop = minimal_routing(self.n_switches, self.link_a, self.link_b, seed=0)
@@ -165,7 +182,12 @@ class SimNetwork:
             "link_latency_ps": int(self.link_latency_ps),
             "layer_links": np.ascontiguousarray(self.layer_links, dtype=np.uint8).ravel(),
             "dist": np.ascontiguousarray(self.dist, dtype=np.uint8).ravel(),
-            "next_hop": np.ascontiguousarray(self.next_hop, dtype=np.int32).ravel(),
+            # Multipath layers forward by `dist` alone; the engine takes no next hops then.
+            "next_hop": (
+                np.zeros(0, dtype=np.int32)
+                if all(self.multipath)
+                else np.ascontiguousarray(self.next_hops(), dtype=np.int32).ravel()
+            ),
             "multipath": [bool(m) for m in self.multipath],
         }
 
@@ -186,6 +208,20 @@ def minimal_routing(
     return np.ascontiguousarray(dist_t.T), np.ascontiguousarray(next_t.T)
 
 
+def minimal_distances(
+    n_switches: int, link_a: npt.NDArray[np.int32], link_b: npt.NDArray[np.int32]
+) -> npt.NDArray[np.uint8]:
+    """Shortest-path hop counts over the given links, [switch, destination] (symmetric), with
+    no next hops: what multipath layers forward by."""
+    from fatpaths_cfg import _native
+
+    return _native.layer_distances(
+        n_switches,
+        np.ascontiguousarray(link_a, dtype=np.int32),
+        np.ascontiguousarray(link_b, dtype=np.int32),
+    )
+
+
 def network_from_edges(
     name: str,
     n_switches: int,
@@ -204,11 +240,19 @@ def network_from_edges(
     link_a = arr[:, 0].astype(np.int32)
     link_b = arr[:, 1].astype(np.int32)
     masks = [np.ones(len(arr), dtype=bool), *[np.asarray(m, dtype=bool) for m in extra_layers]]
-    dists, nexts = [], []
-    for i, mask in enumerate(masks):
-        d, n = minimal_routing(n_switches, link_a[mask], link_b[mask], seed + i)
-        dists.append(d)
-        nexts.append(n)
+    multipath = [True] + [extra_layers_multipath] * len(extra_layers)
+    if all(multipath):
+        # Equal-cost forwarding reads only the distances; the single next hops' tie-breaking
+        # search (most of the time on fabrics with many equal-cost paths) waits until asked.
+        dists = [minimal_distances(n_switches, link_a[m], link_b[m]) for m in masks]
+        next_hop = None
+    else:
+        dists, nexts = [], []
+        for i, mask in enumerate(masks):
+            d, n = minimal_routing(n_switches, link_a[mask], link_b[mask], seed + i)
+            dists.append(d)
+            nexts.append(n)
+        next_hop = np.stack(nexts)
     host_switch = np.repeat(np.arange(n_switches, dtype=np.int32), np.asarray(hosts_per_switch))
     return SimNetwork(
         name=name,
@@ -221,11 +265,12 @@ def network_from_edges(
         host_gbps=np.full(len(host_switch), host_gbps or link_gbps, dtype=np.float64),
         layer_links=np.stack(masks).astype(np.uint8),
         dist=np.stack(dists),
-        next_hop=np.stack(nexts),
-        multipath=[True] + [extra_layers_multipath] * len(extra_layers),
+        next_hop=next_hop,
+        multipath=multipath,
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
         minimal_first_layer=True,
+        routing_seed=seed,
     )
 
 

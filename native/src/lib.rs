@@ -23,6 +23,7 @@ use verify::{address_lines, deadlock, route_check, route_lines};
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(routing::python::layer_forwarding, m)?)?;
     m.add_function(wrap_pyfunction!(routing::python::layer_forwarding_into, m)?)?;
+    m.add_function(wrap_pyfunction!(routing::python::layer_distances, m)?)?;
     m.add_function(wrap_pyfunction!(overlap::python::overlap_layers, m)?)?;
     m.add_function(wrap_pyfunction!(
         deadlock::python::layers_are_deadlock_free,

@@ -243,6 +243,38 @@ fn same_seed_same_run() {
 }
 
 #[test]
+fn multipath_layers_run_the_same_without_next_hops() {
+    let spec = fabric(
+        4,
+        &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)],
+        &[4, 4, 4, 4],
+        10.0,
+    );
+    let flows: Vec<FlowSpec> = (0..16)
+        .map(|s| FlowSpec {
+            src: s,
+            dst: (s + 5) % 16,
+            size: 100_000,
+            start: 0,
+        })
+        .collect();
+    let cfg = config(TransportKind::Ndp, LoadBalancing::Spray);
+    let mut bare = spec.clone();
+    bare.next_hop.clear();
+    let (a, b) = (
+        run(&spec, &flows, cfg.clone()),
+        run(&bare, &flows, cfg.clone()),
+    );
+    let finish = |s: &Simulator| s.flows().iter().map(|f| f.finish).collect::<Vec<_>>();
+    assert_eq!(finish(&a), finish(&b));
+    assert_eq!(a.counters().events, b.counters().events);
+    // A single-path layer forwards by its next hops: without them the network is refused.
+    bare.multipath = vec![false];
+    let refused = Simulator::new(&bare, &flows, cfg).err().expect("refused");
+    assert!(refused.contains("next_hop"), "{refused}");
+}
+
+#[test]
 fn tail_drop_losses_are_repaired() {
     // Eight TCP senders into one receiver with 100-packet queues: drops, then recovery.
     let spec = fabric(1, &[], &[9], 10.0);
