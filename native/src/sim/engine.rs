@@ -8,7 +8,7 @@
 
 use super::config::{LoadBalancing, PlaneChoice, SimConfig, SubflowPaths, TransportKind};
 use super::copies::CopyLedger;
-use super::events::{EventKind, EventQueue};
+use super::events::{EventKind, EventQueue, MAX_OPERAND};
 use super::invariants::{self, InNetwork, Invariant};
 use super::layer_choice::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
@@ -337,6 +337,10 @@ impl Simulator {
         choose_planes(&mut records, spec, cfg.plane_choice);
         check_routing(&cfg, spec)?;
         let ports = build_ports(spec);
+        if ports.len() > MAX_OPERAND as usize + 1 {
+            // An arrival carries its port in the event's narrower operand.
+            return Err(format!("at most {} ports", MAX_OPERAND as u64 + 1));
+        }
         let routing = scheme_for(
             cfg.routing,
             spec,
@@ -430,7 +434,7 @@ impl Simulator {
             self.net.counters.events += 1;
             match ev.kind() {
                 EventKind::Arrive => {
-                    if let Some(p) = self.net.arrive(ev.a, ev.b) {
+                    if let Some(p) = self.net.arrive(ev.a, ev.b()) {
                         if p.kind == PacketKind::Data {
                             self.transport.on_data(&mut self.net, p);
                         } else {
@@ -442,7 +446,7 @@ impl Simulator {
                 EventKind::Timer => self.transport.on_timer(&mut self.net, ev.a),
                 EventKind::FlowStart => self.start_flow(ev.a),
                 EventKind::RtoScan => self.rto_scan(),
-                EventKind::Pfc => self.net.pfc_frame(PfcFrame::from_event(ev.a, ev.b)),
+                EventKind::Pfc => self.net.pfc_frame(PfcFrame::from_event(ev.a, ev.b())),
             }
         }
     }
@@ -582,7 +586,7 @@ impl Datapath {
                 // An arrival reads its packet, the packet's tag and the link it crossed.
                 EventKind::Arrive => {
                     prefetch(&self.packets, ev.a);
-                    prefetch(&self.ports, ev.b);
+                    prefetch(&self.ports, ev.b());
                 }
                 // A departure reads its port's queues and then its rate and latency.
                 EventKind::TxDone => {

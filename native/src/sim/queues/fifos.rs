@@ -7,8 +7,12 @@ use super::nic::HostQueues;
 use super::ring::Ring;
 use super::{Arrival, Fate, NicLane, QueueDiscipline, Queued, Transmitter};
 
+/// Two cache lines exactly (`prefetch` loads both): the transmitter, which every arrival at the
+/// port reads first, and the data FIFO in the first; the priority FIFO in the second.
 #[derive(Default)]
+#[repr(C, align(64))]
 pub struct Fifos {
+    pub tx: Transmitter,
     /// Data packets (a host's NIC keeps them in its lanes instead); at switches that trim
     /// nothing, control packets too.
     pub low: Ring<Queued>,
@@ -18,7 +22,6 @@ pub struct Fifos {
     /// Bytes in `low`, or at a NIC in its lanes.
     pub low_bytes: u64,
     pub high_bytes: u64,
-    pub tx: Transmitter,
 }
 
 pub struct PortFifos {
@@ -50,7 +53,7 @@ impl PortFifos {
 
     #[inline(always)]
     pub fn prefetch(&self, port: u32) {
-        super::prefetch(&self.ports, port);
+        super::prefetch_lines(&self.ports, port);
     }
 
     #[inline(always)]
