@@ -21,7 +21,9 @@ use super::queues::{
     prefetch, with_discipline, Arrival, Effects, Fate, NicLane, QueueDiscipline, Queued, Queues,
 };
 use super::random::SimRng;
-use super::switch_routing::{scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA};
+use super::switch_routing::{
+    layer_channel, scheme_for, Injection, RouteTag, RoutingScheme, SwitchView, NO_VIA,
+};
 use super::tcp::Tcp;
 use super::transport::{Host, SubflowPath, Transport};
 
@@ -166,6 +168,9 @@ pub struct Datapath {
     packets: Vec<Slot>,
     free_packets: Vec<u32>,
     routing: Box<dyn RoutingScheme>,
+    /// Plain layered routing's priority per layer (`RoutingScheme::layer_priorities`): the
+    /// datapath then decides layer, intermediate and channel itself, without a call per hop.
+    layer_priorities: Option<Vec<u8>>,
     /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
     watch_queues: bool,
     /// Every port's queue, under the run's one discipline.
@@ -400,6 +405,7 @@ impl Simulator {
             packets: Vec::with_capacity(1 << 16),
             free_packets: Vec::new(),
             watch_queues: routing.watches_queues(),
+            layer_priorities: routing.layer_priorities().map(<[u8]>::to_vec),
             routing,
             flows: records,
             events,
@@ -707,7 +713,7 @@ impl Datapath {
         } else {
             self.counters.control_packets_sent += 1;
         }
-        self.packets[pkt as usize].tag.prio = self.routing.channel(p.layer, 0);
+        self.packets[pkt as usize].tag.prio = self.channel(p.layer, 0);
         self.enqueue(self.host_nic_port(host, p.plane), pkt);
     }
 
@@ -860,10 +866,16 @@ impl Datapath {
 
     fn forward(&mut self, pkt: u32, switch: u32, in_port: u32) {
         let p = self.packets[pkt as usize].pkt;
-        let layer = self.routing.layer(p.layer);
+        let layered = self.layer_priorities.is_some();
+        let layer = if layered {
+            p.layer
+        } else {
+            self.routing.layer(p.layer)
+        };
         let mut tag = self.packets[pkt as usize].tag;
         let dst_switch = self.host_switch(p.dst, p.plane);
-        if in_port >= 2 * self.n_links && dst_switch != switch {
+        // Plain layered routing never sends a packet via an intermediate.
+        if !layered && in_port >= 2 * self.n_links && dst_switch != switch {
             let view = InjectView {
                 fib: &self.fib,
                 layer: layer as usize,
@@ -915,7 +927,7 @@ impl Datapath {
         tag.ingress = in_port;
         tag.in_prio = tag.prio;
         if out < 2 * self.n_links {
-            tag.prio = self.routing.channel(p.layer, tag.route.hops);
+            tag.prio = self.channel(p.layer, tag.route.hops);
             tag.route.hops = tag.route.hops.saturating_add(1);
             self.counters.data_hops += (p.kind == PacketKind::Data) as u64;
         }
@@ -926,6 +938,15 @@ impl Datapath {
             self.routing.on_queued(p.flow, switch, to, queued, self.now);
         }
         self.enqueue(out, pkt);
+    }
+
+    /// The virtual channel of a packet of `layer` about to take its hop number `hops`.
+    #[inline]
+    fn channel(&self, layer: u8, hops: u8) -> u8 {
+        match &self.layer_priorities {
+            Some(priorities) => layer_channel(priorities, layer),
+            None => self.routing.channel(layer, hops),
+        }
     }
 
     /// Bytes waiting in `port`'s queues, every priority.

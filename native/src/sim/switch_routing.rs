@@ -152,6 +152,18 @@ pub trait RoutingScheme: Send + Sync {
     fn counters(&self) -> Vec<(&'static str, i64)> {
         Vec::new()
     }
+    /// For plain layered routing (the packet's own layer, no intermediate, a priority per
+    /// layer): that priority per layer, so that the datapath can skip the calls on every hop.
+    fn layer_priorities(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// The channel plain layered routing gives a packet of `layer`: its layer's priority (0 for
+/// layers without one), whatever the hop.
+#[inline]
+pub fn layer_channel(layer_priority: &[u8], layer: u8) -> u8 {
+    layer_priority.get(layer as usize).copied().unwrap_or(0)
 }
 
 /// Switch distances in layer 1 and the switches that may serve as intermediates.
@@ -226,10 +238,11 @@ impl RoutingScheme for Layered {
     }
 
     fn channel(&self, packet_layer: u8, _: u8) -> u8 {
-        self.layer_priority
-            .get(packet_layer as usize)
-            .copied()
-            .unwrap_or(0)
+        layer_channel(&self.layer_priority, packet_layer)
+    }
+
+    fn layer_priorities(&self) -> Option<&[u8]> {
+        Some(&self.layer_priority)
     }
 }
 
