@@ -362,9 +362,9 @@ impl Simulator {
             // with: the paper's schemes assume all of them.
             let mut minimal = spec.clone();
             minimal.multipath[0] = true;
-            ForwardingTable::build(&minimal)
+            ForwardingTable::build(&minimal, routing.vias_without_hosts())
         } else {
-            ForwardingTable::build(spec)
+            ForwardingTable::build(spec, routing.vias_without_hosts())
         };
         let mut events = EventQueue::new();
         for (i, f) in records.iter().enumerate() {

@@ -174,13 +174,32 @@ pub fn build_ports(spec: &NetworkSpec) -> Vec<PortSpec> {
 /// Per (layer, switch, destination switch) the output ports a packet may take, in CSR form.
 pub struct ForwardingTable {
     nr: usize,
-    /// Row `(layer * nr + switch) * nr + destination`.
+    /// The column of each switch as a destination (`NO_COLUMN`: none).
+    column: Vec<u32>,
+    columns: usize,
+    /// Row `(layer * nr + switch) * columns + column[destination]`.
     ports: Csr<u32>,
 }
 
+/// A switch that is no destination of the table.
+const NO_COLUMN: u32 = u32::MAX;
+
 impl ForwardingTable {
-    pub fn build(spec: &NetworkSpec) -> Self {
+    /// The table towards every switch (`every_switch`) or, when packets only ever head for a
+    /// switch with hosts (every routing scheme but one whose intermediates may be any switch),
+    /// towards those: a fat tree's hosts hang off two fifths of its switches, and the rows a
+    /// packet reads sit that much closer together.
+    pub fn build(spec: &NetworkSpec, every_switch: bool) -> Self {
         let nr = spec.n_switches;
+        let mut has_hosts = vec![every_switch; nr];
+        for &s in &spec.host_switch {
+            has_hosts[s as usize] = true;
+        }
+        let targets: Vec<usize> = (0..nr).filter(|&t| has_hosts[t]).collect();
+        let mut column = vec![NO_COLUMN; nr];
+        for (c, &t) in targets.iter().enumerate() {
+            column[t] = c as u32;
+        }
         let e_count = spec.n_links();
         let edges: Vec<(u32, u32)> = spec
             .link_a
@@ -220,9 +239,9 @@ impl ForwardingTable {
                         }
                         closer
                     });
-                let mut counts = vec![0u32; nr];
+                let mut counts = vec![0u32; targets.len()];
                 let mut ports = Vec::new();
-                for (t, count) in counts.iter_mut().enumerate() {
+                for (&t, count) in targets.iter().zip(counts.iter_mut()) {
                     let d = own[t];
                     if t == s || d == UNREACHABLE {
                         continue;
@@ -272,14 +291,25 @@ impl ForwardingTable {
         }
         ForwardingTable {
             nr,
+            column,
+            columns: targets.len(),
             ports: Csr::from_lengths(lengths, ports),
         }
     }
 
+    /// The output ports towards `destination` (none if it is not one of the table's).
     #[inline]
     pub fn candidates(&self, layer: usize, switch: usize, destination: usize) -> &[u32] {
+        let column = self.column[destination];
+        debug_assert!(
+            column != NO_COLUMN,
+            "switch {destination} is no destination"
+        );
+        if column == NO_COLUMN {
+            return &[];
+        }
         self.ports
-            .row((layer * self.nr + switch) * self.nr + destination)
+            .row((layer * self.nr + switch) * self.columns + column as usize)
     }
 
     pub fn memory_bytes(&self) -> usize {
@@ -289,7 +319,31 @@ impl ForwardingTable {
 
 #[cfg(test)]
 mod tests {
-    use super::PortSpec;
+    use super::{ForwardingTable, PortSpec};
+    use crate::sim::tests::fabric;
+
+    #[test]
+    fn a_table_towards_switches_with_hosts_holds_their_rows_unchanged() {
+        // A ring of six with a chord; switches 1 and 4 have no hosts.
+        let spec = fabric(
+            6,
+            &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3)],
+            &[2, 0, 2, 2, 0, 2],
+            10.0,
+        );
+        let (every, hosted) = (
+            ForwardingTable::build(&spec, true),
+            ForwardingTable::build(&spec, false),
+        );
+        for s in 0..6 {
+            for t in [0, 2, 3, 5] {
+                assert_eq!(every.candidates(0, s, t), hosted.candidates(0, s, t));
+                assert_eq!(every.candidates(0, s, t).is_empty(), s == t);
+            }
+            assert!(!every.candidates(0, s, (s + 1) % 6).is_empty());
+        }
+        assert!(hosted.memory_bytes() < every.memory_bytes());
+    }
 
     #[test]
     fn serialisation_by_multiplication_equals_the_rounded_division() {

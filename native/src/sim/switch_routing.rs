@@ -152,6 +152,11 @@ pub trait RoutingScheme: Send + Sync {
     fn counters(&self) -> Vec<(&'static str, i64)> {
         Vec::new()
     }
+    /// Whether `inject` may name an intermediate switch without hosts (the forwarding table
+    /// then has to lead to every switch, not only to those with hosts).
+    fn vias_without_hosts(&self) -> bool {
+        false
+    }
     /// For plain layered routing (the packet's own layer, no intermediate, a priority per
     /// layer): that priority per layer, so that the datapath can skip the calls on every hop.
     fn layer_priorities(&self) -> Option<&[u8]> {
@@ -445,6 +450,11 @@ impl RoutingScheme for Adaptive {
     }
 
     fn watches_queues(&self) -> bool {
+        true
+    }
+
+    // A Clos fabric's spines, which carry no hosts, are the intermediates.
+    fn vias_without_hosts(&self) -> bool {
         true
     }
 
