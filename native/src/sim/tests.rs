@@ -198,22 +198,32 @@ fn two_tcp_flows_share_a_bottleneck() {
     }
 }
 
-#[test]
-fn same_seed_same_run() {
-    let spec = fabric(
+/// Four switches in a ring with one chord, four hosts on each, 10 Gb/s.
+fn square_with_chord() -> NetworkSpec {
+    fabric(
         4,
         &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)],
         &[4, 4, 4, 4],
         10.0,
-    );
-    let flows: Vec<FlowSpec> = (0..16)
+    )
+}
+
+/// Host s of 16 sends `size` bytes to host s + 5, the flows starting `gap` apart.
+fn shifted_flows(size: u64, gap: u64) -> Vec<FlowSpec> {
+    (0..16)
         .map(|s| FlowSpec {
             src: s,
             dst: (s + 5) % 16,
-            size: 200_000,
-            start: s as u64 * US,
+            size,
+            start: s as u64 * gap,
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn same_seed_same_run() {
+    let spec = square_with_chord();
+    let flows = shifted_flows(200_000, US);
     let a = run(
         &spec,
         &flows,
@@ -244,20 +254,8 @@ fn same_seed_same_run() {
 
 #[test]
 fn multipath_layers_run_the_same_without_next_hops() {
-    let spec = fabric(
-        4,
-        &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)],
-        &[4, 4, 4, 4],
-        10.0,
-    );
-    let flows: Vec<FlowSpec> = (0..16)
-        .map(|s| FlowSpec {
-            src: s,
-            dst: (s + 5) % 16,
-            size: 100_000,
-            start: 0,
-        })
-        .collect();
+    let spec = square_with_chord();
+    let flows = shifted_flows(100_000, 0);
     let cfg = config(TransportKind::Ndp, LoadBalancing::Spray);
     let mut bare = spec.clone();
     bare.next_hop.clear();
