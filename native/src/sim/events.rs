@@ -33,16 +33,14 @@ const OPERAND_BITS: u32 = 29;
 pub const MAX_OPERAND: u32 = (1 << OPERAND_BITS) - 1;
 
 impl EventKind {
-    #[inline]
+    /// The kind whose discriminant is `bits`, which only ever come from `Event::new`.
+    #[inline(always)]
     fn from_bits(bits: u32) -> Self {
-        match bits & 7 {
-            0 => EventKind::FlowStart,
-            1 => EventKind::TxDone,
-            2 => EventKind::Arrive,
-            3 => EventKind::Timer,
-            4 => EventKind::RtoScan,
-            _ => EventKind::Pfc,
-        }
+        debug_assert!(bits <= EventKind::Pfc as u32);
+        // SAFETY: `EventKind` is `repr(u8)` with discriminants 0..=5, and `bits` are the ones
+        // `Event::new` stored from a valid kind. A `match` here cost 8 instructions per event
+        // (on top of the dispatch on the kind it produced): 2% of a busy run.
+        unsafe { std::mem::transmute::<u8, EventKind>(bits as u8) }
     }
 }
 
@@ -348,9 +346,13 @@ fn radix_pass(from: &[Event], to: &mut [Event], shift: u32) {
         *slot = sum;
         sum += count;
     }
+    debug_assert_eq!(from.len(), to.len());
     for e in from {
         let d = digit(e);
-        to[at[d] as usize] = *e;
+        debug_assert!((at[d] as usize) < to.len());
+        // SAFETY: `at[d]` starts at the number of events with a smaller digit and grows by one
+        // per event with digit d, so it stays below `from.len()`, which is `to.len()`.
+        unsafe { *to.get_unchecked_mut(at[d] as usize) = *e };
         at[d] += 1;
     }
 }
