@@ -1302,7 +1302,8 @@ impl QueueEffects<'_> {
         let Slot { pkt: p, tag } = self.packets[pkt as usize];
         if q.transmitter(port).busy_until <= self.now && q.may_bypass(port, tag.prio) {
             q.bypassed(port, p.size);
-            self.transmit(q, port, Queued { pkt, size: p.size });
+            let from_nic = is_nic(port, self.n_links);
+            self.transmit(q, port, Queued { pkt, size: p.size }, from_nic);
             return;
         }
         let nic = self.nic(port);
@@ -1341,7 +1342,7 @@ impl QueueEffects<'_> {
         let Some(next) = q.dequeue(port, nic, self) else {
             return;
         };
-        self.transmit(q, port, next);
+        self.transmit(q, port, next, nic.is_some());
         // `wake` without its checks: no departure is scheduled (this one is running) and the
         // port is busy from now on.
         if q.ready(port) {
@@ -1351,14 +1352,21 @@ impl QueueEffects<'_> {
         }
     }
 
+    /// Puts `entry` on `port`'s wire; `from_nic`: the port is a host's NIC (the caller knows).
     #[inline(always)]
-    fn transmit<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, entry: Queued) {
+    fn transmit<Q: QueueDiscipline>(
+        &mut self,
+        q: &mut Q,
+        port: u32,
+        entry: Queued,
+        from_nic: bool,
+    ) {
         let spec = self.ports[port as usize];
         let ser = spec.serialisation(entry.size);
         let pkt = entry.pkt;
         let done = self.now + ser;
         q.transmitter_mut(port).busy_until = done;
-        if is_nic(port, self.n_links) {
+        if from_nic {
             self.left_source(pkt);
         }
         self.events

@@ -131,9 +131,10 @@ const WHEEL: u64 = 1 << WHEEL_BITS;
 /// was inserted before any in `late` (which fills only while it drains). Only the heaps need
 /// insertion numbers. 16-byte events instead of 24 move a third fewer bytes through the sort.
 pub struct EventQueue {
-    buckets: Vec<Vec<Event>>,
+    /// Fixed-size, so that an index masked to the wheel needs no bounds check.
+    buckets: Box<[Vec<Event>; WHEEL as usize]>,
     /// One bit per bucket: non-empty.
-    occupied: Vec<u64>,
+    occupied: [u64; (WHEEL / 64) as usize],
     /// The bucket being drained, sorted ascending from `head`.
     current: Vec<Event>,
     head: usize,
@@ -159,8 +160,13 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
-            occupied: vec![0; (WHEEL / 64) as usize],
+            // Built on the heap: a wheel of empty vectors is 96 KB, too much for a thread's stack.
+            buckets: (0..WHEEL)
+                .map(|_| Vec::new())
+                .collect::<Box<[_]>>()
+                .try_into()
+                .expect("WHEEL buckets"),
+            occupied: [0; (WHEEL / 64) as usize],
             current: Vec::with_capacity(1024),
             head: 0,
             current_slot: 0,
@@ -175,25 +181,34 @@ impl EventQueue {
 
     #[inline(always)]
     pub fn push(&mut self, time: Time, kind: EventKind, a: u32, b: u32) {
-        let order = self.inserted;
-        self.inserted += 1;
         let event = Event::new(time, kind, a, b);
         let slot = time >> BUCKET_SHIFT;
         if slot <= self.current_slot {
             // Same bucket as the one being drained (time never runs backwards, so never
             // earlier). Its (time, insertion) key sorts it among the bucket's late events.
+            let order = self.number();
             self.late.push(Numbered { event, order });
         } else if slot < self.current_slot + WHEEL {
             let i = (slot & (WHEEL - 1)) as usize;
             self.buckets[i].push(event);
             self.occupied[i / 64] |= 1 << (i % 64);
         } else {
+            let order = self.number();
             self.overflow.push(Numbered { event, order });
         }
         self.len += 1;
         if self.len > self.peak_len {
             self.peak_len = self.len;
         }
+    }
+
+    /// The next insertion number. Only events in a heap carry one, and a heap's events are
+    /// compared only with each other's (bucket events by position, `late`'s with the bucket's
+    /// by time alone), so numbering just those keeps every comparison's order.
+    #[inline(always)]
+    fn number(&mut self) -> u64 {
+        self.inserted += 1;
+        self.inserted
     }
 
     /// The next occupied wheel slot after the current one, if any.
