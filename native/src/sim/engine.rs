@@ -865,15 +865,23 @@ impl Datapath {
     }
 
     fn forward(&mut self, pkt: u32, switch: u32, in_port: u32) {
-        let p = self.packets[pkt as usize].pkt;
+        // The fields this hop reads, not the whole packet: a copy of it cost more than them.
+        let slot = &self.packets[pkt as usize];
+        let (packet_layer, dst, plane, entropy, is_data) = (
+            slot.pkt.layer,
+            slot.pkt.dst,
+            slot.pkt.plane,
+            slot.pkt.entropy,
+            slot.pkt.kind == PacketKind::Data,
+        );
+        let mut tag = slot.tag;
         let layered = self.layer_priorities.is_some();
         let layer = if layered {
-            p.layer
+            packet_layer
         } else {
-            self.routing.layer(p.layer)
+            self.routing.layer(packet_layer)
         };
-        let mut tag = self.packets[pkt as usize].tag;
-        let dst_switch = self.host_switch(p.dst, p.plane);
+        let dst_switch = self.host_switch(dst, plane);
         // Plain layered routing never sends a packet via an intermediate.
         if !layered && in_port >= 2 * self.n_links && dst_switch != switch {
             let view = InjectView {
@@ -885,8 +893,8 @@ impl Datapath {
             let at = Injection {
                 switch,
                 target: dst_switch,
-                entropy: p.entropy,
-                flow: p.flow,
+                entropy,
+                flow: self.packets[pkt as usize].pkt.flow,
                 now: self.now,
             };
             tag.route.via = self.routing.inject(&view, at);
@@ -901,7 +909,7 @@ impl Datapath {
             tag.route.via
         };
         let out = if target == switch {
-            self.host_facing_port(p.dst, p.plane)
+            self.host_facing_port(dst, plane)
         } else {
             let cands = self
                 .fib
@@ -918,8 +926,8 @@ impl Datapath {
                     // so a counter as entropy enumerates every combination of choices (all
                     // equal-cost paths) and a constant one pins a single path.
                     let n = n as u32;
-                    let pick = cands[(p.entropy % n) as usize];
-                    self.packets[pkt as usize].pkt.entropy = p.entropy / n;
+                    let pick = cands[(entropy % n) as usize];
+                    self.packets[pkt as usize].pkt.entropy = entropy / n;
                     pick
                 }
             }
@@ -927,15 +935,17 @@ impl Datapath {
         tag.ingress = in_port;
         tag.in_prio = tag.prio;
         if out < 2 * self.n_links {
-            tag.prio = self.channel(p.layer, tag.route.hops);
+            tag.prio = self.channel(packet_layer, tag.route.hops);
             tag.route.hops = tag.route.hops.saturating_add(1);
-            self.counters.data_hops += (p.kind == PacketKind::Data) as u64;
+            self.counters.data_hops += is_data as u64;
         }
-        self.packets[pkt as usize].tag = tag;
-        if self.watch_queues && p.kind == PacketKind::Data && out < 2 * self.n_links {
-            let queued = self.port_bytes(out) + p.size as u64;
+        let slot = &mut self.packets[pkt as usize];
+        slot.tag = tag;
+        if self.watch_queues && is_data && out < 2 * self.n_links {
+            let (flow, size) = (slot.pkt.flow, slot.pkt.size);
+            let queued = self.port_bytes(out) + size as u64;
             let to = self.ports[out as usize].to;
-            self.routing.on_queued(p.flow, switch, to, queued, self.now);
+            self.routing.on_queued(flow, switch, to, queued, self.now);
         }
         self.enqueue(out, pkt);
     }
@@ -1299,13 +1309,16 @@ impl QueueEffects<'_> {
     /// Packet `pkt` reaches `port`'s queue.
     #[inline(always)]
     fn offer<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32, pkt: u32, planes: usize) {
-        let Slot { pkt: p, tag } = self.packets[pkt as usize];
-        if q.transmitter(port).busy_until <= self.now && q.may_bypass(port, tag.prio) {
-            q.bypassed(port, p.size);
+        // What an idle port needs first; the rest of the packet only if it has to wait.
+        let slot = &self.packets[pkt as usize];
+        let (size, prio) = (slot.pkt.size, slot.tag.prio);
+        if q.transmitter(port).busy_until <= self.now && q.may_bypass(port, prio) {
+            q.bypassed(port, size);
             let from_nic = is_nic(port, self.n_links);
-            self.transmit(q, port, Queued { pkt, size: p.size }, from_nic);
+            self.transmit(q, port, Queued { pkt, size }, from_nic);
             return;
         }
+        let Slot { pkt: p, tag } = self.packets[pkt as usize];
         let nic = self.nic(port);
         let arrival = Arrival {
             pkt,
