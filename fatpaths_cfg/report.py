@@ -6,10 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from fatpaths_cfg import _native
 from fatpaths_cfg.analysis.path_sampling import sample_pairs
 from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.routing import UNREACHABLE, layer_route_counts
+from fatpaths_cfg.routing import UNREACHABLE, hop_distances, layer_route_counts
 
 # Counting distinct paths walks every pair in every layer; above this many pairs a seeded
 # sample gives the same share to within a fraction of a percent at a fraction of the cost.
@@ -69,11 +68,7 @@ def _minimal_distances(compiled: CompiledFabric) -> np.ndarray:
     """Shortest distances in the whole fabric (layer 1 is not minimal in acyclic mode)."""
     if compiled.layers[0].rank is None:
         return compiled.routing.dist[0]
-    edges = compiled.fabric.edges
-    # Symmetric: links are undirected.
-    return _native.layer_distances(
-        compiled.fabric.nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1])
-    )
+    return hop_distances(compiled.fabric.nr, compiled.fabric.edges)
 
 
 def build_report(compiled: CompiledFabric) -> dict[str, Any]:

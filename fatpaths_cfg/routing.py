@@ -81,6 +81,15 @@ def compute_routing(
     return Routing(dist, next_hop, ecmp)
 
 
+def hop_distances(nr: int, edges: np.ndarray) -> np.ndarray:
+    """Shortest-path hop counts between every pair of switches over `edges` (E x 2), uint8 with
+    UNREACHABLE; symmetric, links being undirected. No next hops are searched for."""
+    kept = np.ascontiguousarray(edges, dtype=np.int32).reshape(-1, 2)
+    return _native.layer_distances(
+        nr, np.ascontiguousarray(kept[:, 0]), np.ascontiguousarray(kept[:, 1])
+    )
+
+
 def layer_neighbours(nr: int, edges: np.ndarray, mask: np.ndarray) -> list[np.ndarray]:
     kept = edges[mask]
     heads = np.concatenate([kept[:, 0], kept[:, 1]])

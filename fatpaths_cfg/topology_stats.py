@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from fatpaths_cfg import _native
 from fatpaths_cfg.fabric import Fabric
-from fatpaths_cfg.routing import UNREACHABLE
+from fatpaths_cfg.routing import UNREACHABLE, hop_distances
 
 
 def topology_stats(fabric: Fabric) -> dict[str, Any]:
@@ -17,9 +16,7 @@ def topology_stats(fabric: Fabric) -> dict[str, Any]:
     and a `planes` entry adds host-pair hop counts per plane and for the best plane."""
     nr = fabric.nr
     edges = fabric.edges
-    dist = _native.layer_distances(
-        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1])
-    )
+    dist = hop_distances(nr, edges)
     plane_of = fabric.plane_of_switch
     off = ~np.eye(nr, dtype=bool) & (plane_of[:, None] == plane_of[None, :])
     d = dist[off]

@@ -241,14 +241,9 @@ def _random(kind: str, hosts: int, radices: list[int]) -> Iterator[Configuration
 def measured_diameter(topology: GeneratedTopology) -> int | None:
     """Switch hops between the farthest two switches that have hosts (the indirect kinds'
     upper switches carry no traffic of their own)."""
-    from fatpaths_cfg import _native
-    from fatpaths_cfg.routing import UNREACHABLE
+    from fatpaths_cfg.routing import UNREACHABLE, hop_distances
 
-    edges = np.array(topology.edges, dtype=np.int32).reshape(-1, 2)
-    nr = topology.num_switches
-    dist = _native.layer_distances(
-        nr, np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1])
-    )
+    dist = hop_distances(topology.num_switches, np.array(topology.edges, dtype=np.int32))
     with_hosts = np.array(topology.hosts_per_switch) > 0
     off = dist[np.ix_(with_hosts, with_hosts)][~np.eye(int(with_hosts.sum()), dtype=bool)]
     return None if (off == UNREACHABLE).any() else int(off.max(initial=0))

@@ -212,7 +212,9 @@ def minimal_distances(
     n_switches: int, link_a: npt.NDArray[np.int32], link_b: npt.NDArray[np.int32]
 ) -> npt.NDArray[np.uint8]:
     """Shortest-path hop counts over the given links, [switch, destination] (symmetric), with
-    no next hops: what multipath layers forward by."""
+    no next hops: what multipath layers forward by. (`fatpaths_cfg.routing.hop_distances` does
+    the same for the compiler's side; importing it here would load the layer builders, about
+    3 ms, into every simulation's start-up.)"""
     from fatpaths_cfg import _native
 
     return _native.layer_distances(
