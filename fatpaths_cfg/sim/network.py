@@ -243,20 +243,11 @@ def network_from_edges(
     link_b = arr[:, 1].astype(np.int32)
     masks = [np.ones(len(arr), dtype=bool), *[np.asarray(m, dtype=bool) for m in extra_layers]]
     multipath = [True] + [extra_layers_multipath] * len(extra_layers)
-    if all(multipath):
-        # Equal-cost forwarding reads only the distances; the single next hops' tie-breaking
-        # search (most of the time on fabrics with many equal-cost paths) waits until asked.
-        dists = [minimal_distances(n_switches, link_a[m], link_b[m]) for m in masks]
-        next_hop = None
-    else:
-        dists, nexts = [], []
-        for i, mask in enumerate(masks):
-            d, n = minimal_routing(n_switches, link_a[mask], link_b[mask], seed + i)
-            dists.append(d)
-            nexts.append(n)
-        next_hop = np.stack(nexts)
+    # Equal-cost forwarding reads only the distances; the single next hops' tie-breaking search
+    # (most of the time on fabrics with many equal-cost paths) runs only for single-path layers.
+    dists = [minimal_distances(n_switches, link_a[m], link_b[m]) for m in masks]
     host_switch = np.repeat(np.arange(n_switches, dtype=np.int32), np.asarray(hosts_per_switch))
-    return SimNetwork(
+    net = SimNetwork(
         name=name,
         switch_names=[f"s{i}" for i in range(n_switches)],
         host_names=[f"h{i}" for i in range(len(host_switch))],
@@ -267,13 +258,15 @@ def network_from_edges(
         host_gbps=np.full(len(host_switch), host_gbps or link_gbps, dtype=np.float64),
         layer_links=np.stack(masks).astype(np.uint8),
         dist=np.stack(dists),
-        next_hop=next_hop,
+        next_hop=None,
         multipath=multipath,
         link_latency_ps=link_latency_ps,
         host_latency_ps=link_latency_ps,
         minimal_first_layer=True,
         routing_seed=seed,
     )
+    # Kept with the network: every run over its single-path layers would search them again.
+    return net if all(multipath) else replace(net, next_hop=net.next_hops())
 
 
 def sampled_layers(
