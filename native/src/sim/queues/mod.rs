@@ -59,34 +59,32 @@ pub struct Transmitter {
     pub wake_pending: bool,
 }
 
+/// Asks the CPU to start loading the cache line at `ptr` (a hint: it never faults).
+#[inline(always)]
+fn prefetch_address(ptr: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: prefetching is a hint and never faults, even for an address out of range.
+        unsafe { _mm_prefetch(ptr as *const i8, _MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
 /// Asks the CPU to start loading `items[i]` (a hint: it never faults, whatever `i`).
 #[inline(always)]
 pub fn prefetch<T>(items: &[T], i: u32) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let ptr = items.as_ptr().wrapping_add(i as usize) as *const i8;
-        // SAFETY: prefetching is a hint and never faults, even for an address out of range.
-        unsafe { _mm_prefetch(ptr, _MM_HINT_T0) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (items, i);
+    prefetch_address(items.as_ptr().wrapping_add(i as usize) as *const u8);
 }
 
-/// `prefetch` for every cache line of `items[i]` (a hint: it never faults, whatever `i`).
+/// `prefetch` for every cache line of `items[i]`.
 #[inline(always)]
 pub fn prefetch_lines<T>(items: &[T], i: u32) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let ptr = items.as_ptr().wrapping_add(i as usize) as *const i8;
-        for line in (0..std::mem::size_of::<T>()).step_by(64) {
-            // SAFETY: prefetching is a hint and never faults, even for an address out of range.
-            unsafe { _mm_prefetch(ptr.wrapping_add(line), _MM_HINT_T0) };
-        }
+    let ptr = items.as_ptr().wrapping_add(i as usize) as *const u8;
+    for line in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_address(ptr.wrapping_add(line));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (items, i);
 }
 
 /// A packet arriving at a port, as much of it as a discipline decides on.
