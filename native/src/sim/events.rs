@@ -281,14 +281,20 @@ impl EventQueue {
         if n < 2 {
             return;
         }
-        self.sorted.clear();
-        self.sorted.resize(n, self.current[0]);
-        let mut shift = 0;
-        while shift < BUCKET_SHIFT {
-            radix_pass(&self.current, &mut self.sorted, shift);
-            std::mem::swap(&mut self.current, &mut self.sorted);
-            shift += RADIX_BITS;
+        // Both digits' counts in one read of the bucket; then a pass per digit, the low one
+        // into the scratch space and the high one back into the bucket.
+        let mut low = [0u32; RADIX];
+        let mut high = [0u32; RADIX];
+        for e in &self.current {
+            low[digit(e, 0)] += 1;
+            high[digit(e, RADIX_BITS)] += 1;
         }
+        // The scratch space only grows: filling it anew for every bucket cost a pass.
+        if self.sorted.len() < n {
+            self.sorted.resize(n, self.current[0]);
+        }
+        scatter(&self.current, &mut self.sorted[..n], &mut low, 0);
+        scatter(&self.sorted[..n], &mut self.current, &mut high, RADIX_BITS);
         debug_assert!(self.current.windows(2).all(|w| w[0].time <= w[1].time));
     }
 
@@ -346,15 +352,19 @@ impl EventQueue {
     }
 }
 
-/// One stable counting-sort pass of `from` into `to` (as long as `from`) by the `RADIX_BITS`
-/// bits of time at `shift`.
-fn radix_pass(from: &[Event], to: &mut [Event], shift: u32) {
-    const RADIX: usize = 1 << RADIX_BITS;
-    let digit = |e: &Event| ((e.time >> shift) as usize) & (RADIX - 1);
-    let mut at = [0u32; RADIX];
-    for e in from {
-        at[digit(e)] += 1;
-    }
+const RADIX: usize = 1 << RADIX_BITS;
+// Two digits cover every time bit that differs within a bucket.
+const _: () = assert!(2 * RADIX_BITS == BUCKET_SHIFT);
+
+/// The `RADIX_BITS` bits of `e`'s time at `shift`.
+#[inline(always)]
+fn digit(e: &Event, shift: u32) -> usize {
+    ((e.time >> shift) as usize) & (RADIX - 1)
+}
+
+/// One stable counting-sort pass of `from` into `to` (as long as `from`) by the digit at
+/// `shift`, whose counts are `at`.
+fn scatter(from: &[Event], to: &mut [Event], at: &mut [u32; RADIX], shift: u32) {
     let mut sum = 0;
     for slot in at.iter_mut() {
         let count = *slot;
@@ -363,7 +373,7 @@ fn radix_pass(from: &[Event], to: &mut [Event], shift: u32) {
     }
     debug_assert_eq!(from.len(), to.len());
     for e in from {
-        let d = digit(e);
+        let d = digit(e, shift);
         debug_assert!((at[d] as usize) < to.len());
         // SAFETY: `at[d]` starts at the number of events with a smaller digit and grows by one
         // per event with digit d, so it stays below `from.len()`, which is `to.len()`.
