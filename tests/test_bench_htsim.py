@@ -1,0 +1,61 @@
+"""The simulator benchmark's side-by-side run with csg-htsim: reading htsim's output and the
+arguments it passes on to its own runs. (htsim itself is not built here; the benchmark runs it.)"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "sim_fattree_perm.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sim_fattree_perm", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The shape of htsim_ndp's output (ndp.cpp prints one such line per flow as its source has
+# every byte acknowledged), with the lines it prints around them.
+HTSIM_OUTPUT = """\
+startflow ndp_1_0 CWND 200000 rts 0 at 0
+Flow ndp_239_822 flow_id 240 finished at 203.788 total bytes 2000000
+Flow ndp_533_823 flow_id 534 finished at 199.5 total bytes 2000000
+Flow ndp_571_1021 flow_id 572 finished at 204.52 total bytes 2000000
+.Done
+New: 512000 Rtx: 0 Bounced: 0
+"""
+
+
+def test_htsim_figures_are_read_from_its_flow_lines(bench: ModuleType) -> None:
+    figures = bench.htsim_figures(HTSIM_OUTPUT)
+    assert figures == {"flows": 3, "median_us": 203.79, "max_us": 204.52}
+
+
+def test_htsim_output_without_a_finished_flow_is_refused(bench: ModuleType) -> None:
+    with pytest.raises(SystemExit, match="no finished flow"):
+        bench.htsim_figures("startflow ndp_1_0 CWND 200000 rts 0 at 0\n.Done\n")
+
+
+def test_options_for_htsim_are_not_passed_to_this_run(bench: ModuleType) -> None:
+    argv = ["--htsim", "/x/htsim_ndp", "--repeat", "3", "--incast", "64", "--json", "--seed=2"]
+    assert bench.without_options(argv, {"--htsim": 1, "--repeat": 1, "--json": 0}) == [
+        "--incast",
+        "64",
+        "--seed=2",
+    ]
+    assert bench.without_options(["--htsim=/x", "--k", "8"], {"--htsim": 1}) == ["--k", "8"]
+
+
+def test_a_missing_htsim_binary_is_a_usage_error(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "htsim_ndp"
+    assert bench.main(["--htsim", str(missing)]) == 2
+    assert "is not an executable file" in capsys.readouterr().err
