@@ -235,8 +235,12 @@ def beside_htsim(args: argparse.Namespace, argv: list[str]) -> int:
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         print(f"--htsim: {args.htsim} is not an executable file", file=sys.stderr)
         return 2
-    if args.transport != "ndp" or args.ref:
-        print("--htsim runs the NDP scenarios (headline, --incast), not --ref", file=sys.stderr)
+    if args.transport != "ndp" or args.ref or (args.incast and args.htsim_matrix):
+        print(
+            "--htsim runs the NDP scenarios (headline, --incast), not --ref; the incast draws "
+            "its own flows, not --htsim-matrix",
+            file=sys.stderr,
+        )
         return 2
     rest = without_options(argv, {"--htsim": 1, "--repeat": 1, "--json": 0, "--htsim-matrix": 1})
     with tempfile.TemporaryDirectory() as tmp:

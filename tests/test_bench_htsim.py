@@ -59,3 +59,15 @@ def test_a_missing_htsim_binary_is_a_usage_error(
     missing = tmp_path / "htsim_ndp"
     assert bench.main(["--htsim", str(missing)]) == 2
     assert "is not an executable file" in capsys.readouterr().err
+
+
+def test_htsim_beside_the_incast_takes_no_matrix(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An executable that is no htsim: the arguments are refused before anything runs.
+    binary = tmp_path / "htsim_ndp"
+    binary.write_text("#!/bin/sh\nexit 1\n")
+    binary.chmod(0o755)
+    argv = ["--htsim", str(binary), "--incast", "64", "--htsim-matrix", str(tmp_path / "m.cm")]
+    assert bench.main(argv) == 2
+    assert "not --htsim-matrix" in capsys.readouterr().err
