@@ -25,7 +25,7 @@ process's CPU time (start-up and imports included), beside htsim's 0.15-0.19 CPU
 now, one run after the other with this one (`--repeat N`: N of each, alternating), and prints
 its CPU time and FCTs beside these: the speed-up is then measured, not taken from the
 reference figures below, which another day's machine may not match (htsim took 28.5 CPU-s when
-they were written, 18.8 on 2026-11-27 on the same machine class).
+they were written, 18.8 to 22.2 on 2026-11-27 on the same machine class).
 
 `--ref DIR` runs the same scenario, now, with the package of another checkout (say a worktree
 of the previous commit, its native module built) and prints its figures beside these, so a
