@@ -190,8 +190,12 @@ impl EventQueue {
             self.late.push(Numbered { event, order });
         } else if slot < self.current_slot + WHEEL {
             let i = (slot & (WHEEL - 1)) as usize;
-            self.buckets[i].push(event);
-            self.occupied[i / 64] |= 1 << (i % 64);
+            let bucket = &mut self.buckets[i];
+            // The bit is set while the bucket holds events: only its first event sets it.
+            if bucket.is_empty() {
+                self.occupied[i / 64] |= 1 << (i % 64);
+            }
+            bucket.push(event);
         } else {
             let order = self.number();
             self.overflow.push(Numbered { event, order });
