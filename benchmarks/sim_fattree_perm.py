@@ -54,6 +54,7 @@ import numpy as np
 # isort: on
 from fatpaths_cfg.sim import (
     SimConfig,
+    SimNetwork,
     SimResult,
     Workload,
     make_workload,
@@ -61,6 +62,8 @@ from fatpaths_cfg.sim import (
     simulate,
 )
 
+# This checkout's root (`--ref` and `--htsim` run this script again from a checkout's root).
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # htsim's figures when the targets were set (its CPU time then; `--htsim` measures it now).
 HTSIM_REFERENCE = {"cpu_seconds": 28.5, "events": 14.6e6, "median_us": 200.0, "max_us": 203.0}
 # 20x htsim's CPU time on the headline scenario, as htsim measured (22.4 CPU-s) when it was set.
@@ -103,21 +106,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.htsim:
         return beside_htsim(args, argv if argv is not None else sys.argv[1:])
     if args.ref:
-        rest = [a for a in (argv or sys.argv[1:]) if a != args.ref]
+        rest = without_options(argv or sys.argv[1:], {"--ref": 1, "--repeat": 1, "--json": 0})
         return beside_reference(args.ref, rest, max(1, args.repeat))
     if args.transport == "tcp":
         return tcp_variant(args)
     if args.incast:
         return incast(args)
 
-    network = network_from_topology("fattree", {"k": 16}, seed=args.seed, link_gbps=100.0)
+    network = fat_tree(args.seed)
     if args.htsim_matrix:
         from fatpaths_cfg.sim.htsim import read_connection_matrix
 
         nodes, workload = read_connection_matrix(args.htsim_matrix)
         assert nodes == network.n_hosts, (nodes, network.n_hosts)
     else:
-        workload = make_workload(network, "permutation", 2_000_000, seed=args.seed)
+        workload = permutation(network, args.seed)
     if args.save_matrix:
         from fatpaths_cfg.sim.htsim import write_connection_matrix
 
@@ -181,7 +184,7 @@ def process_cpu_seconds() -> float:
 
 def incast(args: argparse.Namespace) -> int:
     """N hosts send to host 0 at once; the whole process's CPU time beside htsim's."""
-    network = network_from_topology("fattree", {"k": 16}, seed=args.seed, link_gbps=100.0)
+    network = fat_tree(args.seed)
     workload = incast_workload(args)
     config = SimConfig(
         transport="ndp",
@@ -216,6 +219,16 @@ def incast(args: argparse.Namespace) -> int:
     return 0 if fast else 1
 
 
+def fat_tree(seed: int) -> SimNetwork:
+    """The scenarios' fabric: a 3-tier fat tree, k=16 (1,024 hosts), 100 Gb/s links."""
+    return network_from_topology("fattree", {"k": 16}, seed=seed, link_gbps=100.0)
+
+
+def permutation(network: SimNetwork, seed: int) -> Workload:
+    """The headline's flows: a random permutation of 2 MB flows."""
+    return make_workload(network, "permutation", 2_000_000, seed=seed)
+
+
 def incast_workload(args: argparse.Namespace) -> Workload:
     """Hosts 1..N send `--size` bytes (default 1 MB) each to host 0, all at time 0."""
     size = args.size if args.size != 2_000_000 else 1_000_000
@@ -244,33 +257,23 @@ def beside_htsim(args: argparse.Namespace, argv: list[str]) -> int:
         return 2
     rest = without_options(argv, {"--htsim": 1, "--repeat": 1, "--json": 0, "--htsim-matrix": 1})
     with tempfile.TemporaryDirectory() as tmp:
-        matrix = args.htsim_matrix
+        # Absolute: both runs start elsewhere (this one from the checkout, htsim in `tmp`).
+        matrix = os.path.abspath(args.htsim_matrix) if args.htsim_matrix else None
         if matrix is None:
             matrix = os.path.join(tmp, "flows.cm")
-            network = network_from_topology("fattree", {"k": 16}, seed=args.seed, link_gbps=100.0)
-            workload = (
-                incast_workload(args)
-                if args.incast
-                else make_workload(network, "permutation", 2_000_000, seed=args.seed)
-            )
+            network = fat_tree(args.seed)
+            workload = incast_workload(args) if args.incast else permutation(network, args.seed)
             from fatpaths_cfg.sim.htsim import write_connection_matrix
 
             write_connection_matrix(workload, network.n_hosts, matrix)
         # The incast builds its own flows (the same ones); the headline reads the matrix.
-        mine = [sys.executable, os.path.abspath(__file__), *rest, "--json"]
-        if not args.incast:
-            mine += ["--htsim-matrix", matrix]
+        mine = rest if args.incast else [*rest, "--htsim-matrix", matrix]
         ours: dict[str, object] = {}
         theirs: dict[str, float] = {}
-        # As in `beside_reference`: bytecode cached, or the incast would time the compiler.
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         for _ in range(max(1, args.repeat)):
-            done = subprocess.run(mine, capture_output=True, text=True, check=False, env=env)
-            start = done.stdout.find("{")
-            if start < 0:
-                print(f"this run printed no figures:\n{done.stderr}", file=sys.stderr)
+            figures = run_figures(mine, HERE)
+            if figures is None:
                 return 2
-            figures = json.JSONDecoder().raw_decode(done.stdout[start:])[0]
             if not ours or least_cpu(figures) < least_cpu(ours):
                 ours = figures
             other = run_htsim(binary, matrix, tmp)
@@ -371,36 +374,12 @@ def checked(result: SimResult) -> SimResult:
 def beside_reference(ref: str, argv: list[str], repeat: int) -> int:
     """This scenario's figures from this checkout and from `ref`, run one after the other
     (`repeat` times each, alternating: each column keeps its least CPU time)."""
-    import subprocess
-
-    argv = [a for a in argv if a != "--ref"]
-    if "--repeat" in argv:
-        at = argv.index("--repeat")
-        del argv[at : at + 2]
-    argv.append("--json")
     rows: dict[str, dict[str, object]] = {}
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for _ in range(repeat):
-        for name, root in (("this", here), ("ref", os.path.abspath(ref))):
-            # The script is run from the checkout's root, so that its package, not this one's,
-            # is the one imported.
-            env = {**os.environ, "PYTHONPATH": root}
-            # An installed package has its bytecode cached; with PYTHONDONTWRITEBYTECODE every
-            # run would compile its modules again, and the incast would time the compiler.
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            done = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), *argv],
-                cwd=root,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            start = done.stdout.find("{")
-            if start < 0:
-                print(f"{name} ({root}) printed no figures:\n{done.stderr}", file=sys.stderr)
+        for name, root in (("this", HERE), ("ref", os.path.abspath(ref))):
+            figures = run_figures(argv, root)
+            if figures is None:
                 return 2
-            figures = json.JSONDecoder().raw_decode(done.stdout[start:])[0]
             if name not in rows or least_cpu(figures) < least_cpu(rows[name]):
                 rows[name] = figures
     this, other = rows["this"], rows["ref"]
@@ -408,6 +387,30 @@ def beside_reference(ref: str, argv: list[str], repeat: int) -> int:
     for key, value in this.items():
         print(f"{key:>30}  {value!s:>14}  {other.get(key, '-')!s:>14}")
     return 0
+
+
+def run_figures(argv: list[str], root: str) -> dict[str, object] | None:
+    """This script's figures (`--json`) with `argv`, run in a process of its own from the
+    checkout at `root`; None, with the run's errors printed, if it printed none."""
+    # Run from the checkout's root, so that its package, not this one's, is the one imported.
+    env = {**os.environ, "PYTHONPATH": root}
+    # An installed package has its bytecode cached; with PYTHONDONTWRITEBYTECODE every run would
+    # compile its modules again, and the incast would time the compiler.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), *argv, "--json"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    start = done.stdout.find("{")
+    if start < 0:
+        print(f"the run in {root} printed no figures:\n{done.stderr}", file=sys.stderr)
+        return None
+    figures: dict[str, object] = json.JSONDecoder().raw_decode(done.stdout[start:])[0]
+    return figures
 
 
 def least_cpu(figures: dict[str, object]) -> float:
