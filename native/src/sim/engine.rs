@@ -366,7 +366,14 @@ impl Simulator {
         } else {
             ForwardingTable::build(spec, routing.vias_without_hosts())
         };
-        let mut events = EventQueue::new();
+        // Most events are due at most a hop ahead: a full packet's serialisation and its
+        // link's latency. The event queue's wheel spans that (`EventQueue::with_window`).
+        let hop = ports
+            .iter()
+            .map(|p| p.latency + p.serialisation(cfg.mtu + cfg.header))
+            .max()
+            .unwrap_or(0);
+        let mut events = EventQueue::with_window(hop);
         for (i, f) in records.iter().enumerate() {
             if !f.waiting {
                 events.push(f.start, EventKind::FlowStart, i as u32, 0);
