@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def process_cpu_seconds() -> float:
-    """CPU time of this whole process so far: start-up, imports and the run."""
+    """CPU time of this process so far: start-up, imports and the run. Its exit, still to
+    come, is not in it; `--htsim` and `--ref` measure the whole process from outside."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
@@ -214,7 +215,7 @@ def incast(args: argparse.Namespace) -> int:
     fast = process <= TARGET_INCAST_PROCESS_CPU_SECONDS
     print(
         f"target: <= {TARGET_INCAST_PROCESS_CPU_SECONDS} CPU s for the whole process "
-        f"({'met' if fast else 'MISSED'})"
+        f"({'met' if fast else 'MISSED'}; up to the run's end here, exit included with --htsim)"
     )
     return 0 if fast else 1
 
@@ -342,9 +343,7 @@ def run_htsim(binary: str, matrix: str, workdir: str) -> dict[str, float]:
     if done.returncode != 0:
         sys.exit(f"htsim exited with {done.returncode}: {done.stderr.strip()[-500:]}")
     figures = htsim_figures(done.stdout)
-    figures["cpu_seconds"] = round(
-        after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3
-    )
+    figures["cpu_seconds"] = round(children_cpu(after) - children_cpu(before), 3)
     return figures
 
 
@@ -397,6 +396,7 @@ def run_figures(argv: list[str], root: str) -> dict[str, object] | None:
     # An installed package has its bytecode cached; with PYTHONDONTWRITEBYTECODE every run would
     # compile its modules again, and the incast would time the compiler.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, os.path.abspath(__file__), *argv, "--json"],
         cwd=root,
@@ -405,12 +405,23 @@ def run_figures(argv: list[str], root: str) -> dict[str, object] | None:
         text=True,
         check=False,
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = done.stdout.find("{")
     if start < 0:
         print(f"the run in {root} printed no figures:\n{done.stderr}", file=sys.stderr)
         return None
     figures: dict[str, object] = json.JSONDecoder().raw_decode(done.stdout[start:])[0]
+    if "process_cpu_seconds" in figures:
+        # The incast's figure is its whole process, measured from outside as htsim's is: the
+        # process's own count stops before the interpreter's exit (20-30 ms with numpy).
+        figures["process_cpu_seconds_to_run_end"] = figures["process_cpu_seconds"]
+        figures["process_cpu_seconds"] = round(children_cpu(after) - children_cpu(before), 3)
     return figures
+
+
+def children_cpu(usage: resource.struct_rusage) -> float:
+    """User and system CPU seconds of `usage`."""
+    return usage.ru_utime + usage.ru_stime
 
 
 def least_cpu(figures: dict[str, object]) -> float:

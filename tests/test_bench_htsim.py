@@ -71,3 +71,13 @@ def test_htsim_beside_the_incast_takes_no_matrix(
     argv = ["--htsim", str(binary), "--incast", "64", "--htsim-matrix", str(tmp_path / "m.cm")]
     assert bench.main(argv) == 2
     assert "not --htsim-matrix" in capsys.readouterr().err
+
+
+def test_the_incast_beside_another_run_is_timed_as_a_whole_process(bench: ModuleType) -> None:
+    # As htsim's: from outside, the interpreter's exit included, so never less than what the
+    # process counted itself up to the end of its run.
+    figures = bench.run_figures(["--incast", "2", "--size", "8000"], bench.HERE)
+    assert figures is not None and figures["flows_finished"] == 2
+    whole, own = figures["process_cpu_seconds"], figures["process_cpu_seconds_to_run_end"]
+    assert isinstance(whole, float) and isinstance(own, float)
+    assert 0 < own <= whole
