@@ -19,7 +19,8 @@ very same flows; `--htsim-matrix` reads one instead of drawing a permutation.
 `--incast N` runs a tiny scenario instead: N hosts of the k=16 fat tree send `--size` bytes
 (default 1 MB) each to one host at once, NDP as above; the figure that counts is the whole
 process's CPU time (start-up and imports included), beside htsim's 0.15-0.19 CPU-s for a
-64-to-1 incast.
+64-to-1 incast. Run alone, the process counts itself up to the end of its run; with `--htsim`
+or `--ref` both processes are measured from outside, their exit included.
 
 `--htsim BIN` runs csg-htsim's `htsim_ndp` (built from its public source) on the very same flows,
 now, one run after the other with this one (`--repeat N`: N of each, alternating), and prints
