@@ -136,8 +136,10 @@ const MIN_WHEEL: u64 = 64;
 /// The wheel spans as few buckets as the run's events need (`with_window`): every bucket keeps
 /// the memory of the largest load it held, and a wheel wider than the events' reach spreads
 /// each push and sort over more of it than the caches and the TLB hold. On the k=16 fat-tree
-/// benchmark (events at most 1.3 us ahead), 512 buckets instead of 4,096 cut the resident
-/// memory from 119 to 69 MB and the CPU time by about a sixth.
+/// benchmark (events at most 1.3 us ahead), 512 buckets instead of 4,096 cut the peak resident
+/// memory from 117 to 67 MB and the CPU time by about an eighth (1.32 -> 1.17 s, least of nine
+/// runs each) with 1% fewer instructions and misses: the time went to what a cache model
+/// leaves out, most likely TLB misses (docs/guide/performance.md).
 pub struct EventQueue {
     /// Fixed-size, so that an index masked to the wheel needs no bounds check; the first
     /// `wheel` are used.
