@@ -180,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 def process_cpu_seconds() -> float:
     """CPU time of this process so far: start-up, imports and the run. Its exit, still to
     come, is not in it; `--htsim` and `--ref` measure the whole process from outside."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    return cpu_of(resource.getrusage(resource.RUSAGE_SELF))
 
 
 def incast(args: argparse.Namespace) -> int:
@@ -344,7 +343,7 @@ def run_htsim(binary: str, matrix: str, workdir: str) -> dict[str, float]:
     if done.returncode != 0:
         sys.exit(f"htsim exited with {done.returncode}: {done.stderr.strip()[-500:]}")
     figures = htsim_figures(done.stdout)
-    figures["cpu_seconds"] = round(children_cpu(after) - children_cpu(before), 3)
+    figures["cpu_seconds"] = round(cpu_of(after) - cpu_of(before), 3)
     return figures
 
 
@@ -416,12 +415,12 @@ def run_figures(argv: list[str], root: str) -> dict[str, object] | None:
         # The incast's figure is its whole process, measured from outside as htsim's is: the
         # process's own count stops before the interpreter's exit (20-30 ms with numpy).
         figures["process_cpu_seconds_to_run_end"] = figures["process_cpu_seconds"]
-        figures["process_cpu_seconds"] = round(children_cpu(after) - children_cpu(before), 3)
+        figures["process_cpu_seconds"] = round(cpu_of(after) - cpu_of(before), 3)
     return figures
 
 
-def children_cpu(usage: resource.struct_rusage) -> float:
-    """User and system CPU seconds of `usage`."""
+def cpu_of(usage: resource.struct_rusage) -> float:
+    """User and system CPU seconds of `usage` (this process's, or its finished children's)."""
     return usage.ru_utime + usage.ru_stime
 
 
