@@ -196,6 +196,21 @@ pub struct FlowSpec {
     pub start: Time,
 }
 
+/// The switches a flow's packets can head for: its source's and destination's, in every plane
+/// (a flow's plane is chosen at its start, and ACKs travel back in it).
+fn endpoint_switches(records: &[FlowRecord], spec: &NetworkSpec) -> Vec<bool> {
+    let planes = spec.n_planes();
+    let mut wanted = vec![false; spec.n_switches];
+    for f in records {
+        for host in [f.src, f.dst] {
+            for &s in &spec.host_switch[host as usize * planes..][..planes] {
+                wanted[s as usize] = true;
+            }
+        }
+    }
+    wanted
+}
+
 #[inline]
 fn hash32(mut x: u32) -> u32 {
     x ^= x >> 16;
@@ -357,14 +372,24 @@ impl Simulator {
         );
         let kshortest =
             cfg.transport == TransportKind::Mptcp && cfg.mptcp.paths == SubflowPaths::KShortest;
+        // Plain layered routing sends every packet to its flow's source or destination, never
+        // via an intermediate: its table needs only the flows' endpoints' switches.
+        let endpoints = routing
+            .layer_priorities()
+            .is_some()
+            .then(|| endpoint_switches(&records, spec));
+        let table = |spec: &NetworkSpec| match &endpoints {
+            Some(wanted) => ForwardingTable::towards(spec, wanted),
+            None => ForwardingTable::build(spec, routing.vias_without_hosts()),
+        };
         let fib = if cfg.routing.minimal_layer_only() || kshortest {
             // MIN, INR and UGAL-L spread over every minimal path, whatever layer 1 was compiled
             // with: the paper's schemes assume all of them.
             let mut minimal = spec.clone();
             minimal.multipath[0] = true;
-            ForwardingTable::build(&minimal, routing.vias_without_hosts())
+            table(&minimal)
         } else {
-            ForwardingTable::build(spec, routing.vias_without_hosts())
+            table(spec)
         };
         // Most events are due at most a hop ahead: a full packet's serialisation and its
         // link's latency. The event queue's wheel spans that (`EventQueue::with_window`).

@@ -190,12 +190,21 @@ impl ForwardingTable {
     /// towards those: a fat tree's hosts hang off two fifths of its switches, and the rows a
     /// packet reads sit that much closer together.
     pub fn build(spec: &NetworkSpec, every_switch: bool) -> Self {
-        let nr = spec.n_switches;
-        let mut has_hosts = vec![every_switch; nr];
+        let mut has_hosts = vec![every_switch; spec.n_switches];
         for &s in &spec.host_switch {
             has_hosts[s as usize] = true;
         }
-        let targets: Vec<usize> = (0..nr).filter(|&t| has_hosts[t]).collect();
+        Self::towards(spec, &has_hosts)
+    }
+
+    /// The table towards the switches `wanted` marks, and no others. Plain layered routing
+    /// needs only its flows' endpoints: a small run on a large fabric (64 flows into one host
+    /// of a k=16 fat tree) then builds a few columns instead of every host switch's, where
+    /// the table cost about 5% of the whole process.
+    pub fn towards(spec: &NetworkSpec, wanted: &[bool]) -> Self {
+        let nr = spec.n_switches;
+        debug_assert_eq!(wanted.len(), nr);
+        let targets: Vec<usize> = (0..nr).filter(|&t| wanted[t]).collect();
         let mut column = vec![NO_COLUMN; nr];
         for (c, &t) in targets.iter().enumerate() {
             column[t] = c as u32;
@@ -211,78 +220,87 @@ impl ForwardingTable {
         // the link they use, in link order: candidates keep that order, and entropy picks by it.
         let links = graph::incidence(nr, &edges);
         let port = |s: usize, e: u32| 2 * e + (spec.link_a[e as usize] as usize != s) as u32;
-        let rows: Vec<(Vec<u32>, Vec<u32>)> = (0..spec.n_layers() * nr)
-            .into_par_iter()
-            .map(|row| {
-                let (layer, s) = (row / nr, row % nr);
-                let in_layer: Vec<(u32, u32)> = links
-                    .row(s)
-                    .iter()
-                    .filter(|&&(_, e)| spec.layer_links[layer * e_count + e as usize] != 0)
-                    .map(|&(n, e)| (n, port(s, e)))
-                    .collect();
-                let base = (layer * nr + s) * nr;
-                let layer_base = layer * nr * nr;
-                let own = &spec.dist[base..base + nr];
-                // Multipath: bit i of `closer[t]` says that neighbour i (in link order) is one
-                // hop nearer to t. Built a neighbour's contiguous row at a time: reading each
-                // destination's column of neighbours misses the cache once the distances
-                // outgrow it (a 1,682-switch Slim Fly's tables: 167 ms, against 268 ms).
-                let closer: Option<Vec<u64>> = (spec.multipath[layer] && in_layer.len() <= 64)
-                    .then(|| {
-                        let mut closer = vec![0u64; nr];
-                        for (i, &(n, _)) in in_layer.iter().enumerate() {
-                            let row = &spec.dist[layer_base + n as usize * nr..][..nr];
-                            for ((bits, &theirs), &mine) in closer.iter_mut().zip(row).zip(own) {
-                                *bits |= ((theirs as u16 + 1 == mine as u16) as u64) << i;
-                            }
+        // A neighbour's whole row of distances at a time pays off when most switches are
+        // targets; for a few, each target's column of neighbours is read instead (the same
+        // candidates in the same order: neighbours in link order).
+        let whole_rows = targets.len() * 4 >= nr;
+        let build_row = |row: usize| {
+            let (layer, s) = (row / nr, row % nr);
+            let in_layer: Vec<(u32, u32)> = links
+                .row(s)
+                .iter()
+                .filter(|&&(_, e)| spec.layer_links[layer * e_count + e as usize] != 0)
+                .map(|&(n, e)| (n, port(s, e)))
+                .collect();
+            let base = (layer * nr + s) * nr;
+            let layer_base = layer * nr * nr;
+            let own = &spec.dist[base..base + nr];
+            // Multipath: bit i of `closer[t]` says that neighbour i (in link order) is one
+            // hop nearer to t. Built a neighbour's contiguous row at a time: reading each
+            // destination's column of neighbours misses the cache once the distances
+            // outgrow it (a 1,682-switch Slim Fly's tables: 167 ms, against 268 ms).
+            let closer: Option<Vec<u64>> =
+                (whole_rows && spec.multipath[layer] && in_layer.len() <= 64).then(|| {
+                    let mut closer = vec![0u64; nr];
+                    for (i, &(n, _)) in in_layer.iter().enumerate() {
+                        let row = &spec.dist[layer_base + n as usize * nr..][..nr];
+                        for ((bits, &theirs), &mine) in closer.iter_mut().zip(row).zip(own) {
+                            *bits |= ((theirs as u16 + 1 == mine as u16) as u64) << i;
                         }
-                        closer
-                    });
-                let mut counts = vec![0u32; targets.len()];
-                let mut ports = Vec::new();
-                for (&t, count) in targets.iter().zip(counts.iter_mut()) {
-                    let d = own[t];
-                    if t == s || d == UNREACHABLE {
-                        continue;
                     }
-                    let before = ports.len();
-                    if let Some(closer) = &closer {
-                        let mut bits = closer[t];
-                        while bits != 0 {
-                            ports.push(in_layer[bits.trailing_zeros() as usize].1);
-                            bits &= bits - 1;
-                        }
-                    } else if spec.multipath[layer] {
-                        for &(n, p) in &in_layer {
-                            if spec.dist[layer_base + n as usize * nr + t] as u16 + 1 == d as u16 {
-                                ports.push(p);
-                            }
-                        }
-                    } else {
-                        let nh = spec.next_hop[base + t];
-                        // A compiled next hop whose link is missing from the layer's list still
-                        // has to be honoured: the switch would forward over any link to it.
-                        let port = in_layer
-                            .iter()
-                            .find(|&&(n, _)| n as i32 == nh)
-                            .map(|&(_, p)| p)
-                            .or_else(|| {
-                                links
-                                    .row(s)
-                                    .iter()
-                                    .find(|&&(n, _)| n as i32 == nh)
-                                    .map(|&(_, e)| port(s, e))
-                            });
-                        if let Some(p) = port {
+                    closer
+                });
+            let mut counts = vec![0u32; targets.len()];
+            let mut ports = Vec::new();
+            for (&t, count) in targets.iter().zip(counts.iter_mut()) {
+                let d = own[t];
+                if t == s || d == UNREACHABLE {
+                    continue;
+                }
+                let before = ports.len();
+                if let Some(closer) = &closer {
+                    let mut bits = closer[t];
+                    while bits != 0 {
+                        ports.push(in_layer[bits.trailing_zeros() as usize].1);
+                        bits &= bits - 1;
+                    }
+                } else if spec.multipath[layer] {
+                    for &(n, p) in &in_layer {
+                        if spec.dist[layer_base + n as usize * nr + t] as u16 + 1 == d as u16 {
                             ports.push(p);
                         }
                     }
-                    *count = (ports.len() - before) as u32;
+                } else {
+                    let nh = spec.next_hop[base + t];
+                    // A compiled next hop whose link is missing from the layer's list still
+                    // has to be honoured: the switch would forward over any link to it.
+                    let port = in_layer
+                        .iter()
+                        .find(|&&(n, _)| n as i32 == nh)
+                        .map(|&(_, p)| p)
+                        .or_else(|| {
+                            links
+                                .row(s)
+                                .iter()
+                                .find(|&&(n, _)| n as i32 == nh)
+                                .map(|&(_, e)| port(s, e))
+                        });
+                    if let Some(p) = port {
+                        ports.push(p);
+                    }
                 }
-                (counts, ports)
-            })
-            .collect();
+                *count = (ports.len() - before) as u32;
+            }
+            (counts, ports)
+        };
+        let n_rows = spec.n_layers() * nr;
+        // A small table is built on this thread: starting the thread pool for it would cost
+        // more than the work (a few columns of a large fabric, or a small fabric).
+        let rows: Vec<(Vec<u32>, Vec<u32>)> = if n_rows * targets.len() < 1 << 16 {
+            (0..n_rows).map(build_row).collect()
+        } else {
+            (0..n_rows).into_par_iter().map(build_row).collect()
+        };
         let mut lengths = Vec::with_capacity(rows.len() * nr);
         let mut ports = Vec::with_capacity(rows.iter().map(|r| r.1.len()).sum());
         for (counts, row_ports) in rows {
@@ -343,6 +361,34 @@ mod tests {
             assert!(!every.candidates(0, s, (s + 1) % 6).is_empty());
         }
         assert!(hosted.memory_bytes() < every.memory_bytes());
+    }
+
+    #[test]
+    fn a_table_towards_a_few_switches_holds_their_rows_unchanged() {
+        // The ring with a chord again. One target is few enough for the per-target scan of
+        // neighbours (1 * 4 < 6 switches), two are read from whole rows (2 * 4 >= 6): both
+        // must give the full table's candidates, in its order, and nothing towards others.
+        let spec = fabric(
+            6,
+            &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3)],
+            &[2, 0, 2, 2, 0, 2],
+            10.0,
+        );
+        let every = ForwardingTable::build(&spec, true);
+        for targets in [vec![3], vec![0, 3]] {
+            let wanted: Vec<bool> = (0..6).map(|t| targets.contains(&t)).collect();
+            let few = ForwardingTable::towards(&spec, &wanted);
+            for s in 0..6 {
+                for &t in &targets {
+                    assert_eq!(
+                        few.candidates(0, s, t),
+                        every.candidates(0, s, t),
+                        "{s} -> {t}"
+                    );
+                }
+            }
+            assert!(few.memory_bytes() < every.memory_bytes());
+        }
     }
 
     #[test]
