@@ -7,14 +7,12 @@ of a simulation's settings that sweeps and scripts use too; the run is built by
 
 import inspect
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 import typer
 from rich.markup import escape
 
 from fatpaths_cfg.cli.common import PanelledCommand, run_or_exit
-from fatpaths_cfg.compiled import CompiledFabric
-from fatpaths_cfg.sim.htsim import MATRIX_SIGNATURE, write_connection_matrix
 from fatpaths_cfg.sim.network import SimNetwork
 from fatpaths_cfg.sim.options import GROUPS, SimOptions, default_of, plain_error, setting_fields
 from fatpaths_cfg.sim.plots import layers_used, run_title
@@ -30,6 +28,9 @@ from fatpaths_cfg.sim.rundir import (
 from fatpaths_cfg.sim.workloads import Workload
 from fatpaths_cfg.support.console import make_console, make_progress, make_table
 from fatpaths_cfg.support.output import check_owned_file
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.compiled import CompiledFabric
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -79,6 +80,9 @@ def simulate_command(**settings: Any) -> None:
         sim_root(run.out, prepared.network), run.results_dir, name, prepared, protected
     )
     if run.save_matrix:
+        # htsim's format loads only for the runs that write it.
+        from fatpaths_cfg.sim.htsim import MATRIX_SIGNATURE, write_connection_matrix
+
         # Checked now, written with the results: a refused file or a bad option found below
         # leaves it as it was.
         matrix = run.save_matrix
@@ -109,7 +113,7 @@ def _fabric(options: SimOptions) -> tuple[SimNetwork, str]:
     return load_sim_network(options, _compile_inventory)
 
 
-def _compile_inventory(inventory: Path, seed: int, max_switches: int | None) -> CompiledFabric:
+def _compile_inventory(inventory: Path, seed: int, max_switches: int | None) -> "CompiledFabric":
     # Imported only for an inventory: the compiler's modules (pydantic's inventory schema
     # among them) are most of a small simulation's start-up.
     from fatpaths_cfg import api

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fatpaths_cfg.compiled import CompiledFabric, view_of
 from fatpaths_cfg.sim import budget
 from fatpaths_cfg.sim.budget import SimWork
-from fatpaths_cfg.sim.htsim import MatrixCaps, read_connection_matrix
 from fatpaths_cfg.sim.loops import application_loop
 from fatpaths_cfg.sim.network import (
     NetworkLoadError,
@@ -40,6 +39,9 @@ from fatpaths_cfg.sim.workloads import (
 )
 from fatpaths_cfg.topologies.base import SwitchBudget, switch_budget
 from fatpaths_cfg.traffic_patterns import ALIASES
+
+if TYPE_CHECKING:
+    from fatpaths_cfg.compiled import CompiledFabric
 
 # Simulated time is picoseconds in an unsigned 64-bit clock; keep a margin for what follows.
 MAX_TIME_PS = 2**62
@@ -118,6 +120,10 @@ def _workload(
             offset=run.offset,
         )
     if run.from_file:
+        # htsim's matrix format, the compiled model (below) and what they import load only for
+        # the runs that read them: a generated fabric's small run starts without them.
+        from fatpaths_cfg.sim.htsim import MatrixCaps, read_connection_matrix
+
         # The caps hold while the file is read (a sweep's tasks: the default caps).
         caps = MatrixCaps(run.max_flows, run.max_packets, run.mtu) if check_budget else None
         _, flows = read_connection_matrix(run.workload, network.n_hosts, caps)
@@ -196,7 +202,7 @@ def duration_flag(flag: str, text: str, zero: bool = False) -> int:
 
 # Compiles an inventory file in memory (api.compile_fabric: the API sits above the simulator).
 # Its memory is estimated first, as `compile` does; --max-switches replaces the estimate.
-CompileInventory = Callable[[Path, int, int | None], CompiledFabric]
+CompileInventory = Callable[[Path, int, int | None], "CompiledFabric"]
 
 
 def load_sim_network(
@@ -231,6 +237,8 @@ def _network(options: SimOptions, compile_inventory: CompileInventory) -> tuple[
         return network, f"generated {generate} " + " ".join(param)
     assert source is not None
     if source.is_file():
+        from fatpaths_cfg.compiled import view_of
+
         compiled = compile_inventory(source, options.seed, options.max_switches)
         network = network_of(view_of(compiled), link_latency_ps=latency, source=str(source))
         return network, f"inventory {source.resolve()}"
