@@ -337,18 +337,22 @@ impl ForwardingTable {
 
 #[cfg(test)]
 mod tests {
-    use super::{ForwardingTable, PortSpec};
+    use super::{ForwardingTable, NetworkSpec, PortSpec};
     use crate::sim::tests::fabric;
 
-    #[test]
-    fn a_table_towards_switches_with_hosts_holds_their_rows_unchanged() {
-        // A ring of six with a chord; switches 1 and 4 have no hosts.
-        let spec = fabric(
+    /// A ring of six with a chord 0 - 3; switches 1 and 4 have no hosts.
+    fn ring_with_chord() -> NetworkSpec {
+        fabric(
             6,
             &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3)],
             &[2, 0, 2, 2, 0, 2],
             10.0,
-        );
+        )
+    }
+
+    #[test]
+    fn a_table_towards_switches_with_hosts_holds_their_rows_unchanged() {
+        let spec = ring_with_chord();
         let (every, hosted) = (
             ForwardingTable::build(&spec, true),
             ForwardingTable::build(&spec, false),
@@ -365,15 +369,10 @@ mod tests {
 
     #[test]
     fn a_table_towards_a_few_switches_holds_their_rows_unchanged() {
-        // The ring with a chord again. One target is few enough for the per-target scan of
-        // neighbours (1 * 4 < 6 switches), two are read from whole rows (2 * 4 >= 6): both
-        // must give the full table's candidates, in its order, and nothing towards others.
-        let spec = fabric(
-            6,
-            &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3)],
-            &[2, 0, 2, 2, 0, 2],
-            10.0,
-        );
+        // One target is few enough for the per-target scan of neighbours (1 * 4 < 6
+        // switches), two are read from whole rows (2 * 4 >= 6): both must give the full
+        // table's candidates, in its order, in a smaller table.
+        let spec = ring_with_chord();
         let every = ForwardingTable::build(&spec, true);
         for targets in [vec![3], vec![0, 3]] {
             let wanted: Vec<bool> = (0..6).map(|t| targets.contains(&t)).collect();
