@@ -18,8 +18,8 @@ import numpy as np
 
 from fatpaths_cfg.errors import ErrorCollector
 from fatpaths_cfg.ifnames import all_kernel_names_unchanged, kernel_ifname
+from fatpaths_cfg.inventory.paths import PathKey, format_path
 from fatpaths_cfg.inventory.rules import ENDPOINT, parse_speed_gbps
-from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path
 from fatpaths_cfg.support.memory import collector_paused
 from fatpaths_cfg.support.stable_hash import name_keys, natural_key
 from fatpaths_cfg.topologies.base import island_labels
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
     from fatpaths_cfg.inventory.load import LoadedInventory
     from fatpaths_cfg.inventory.schema import InventorySpec
+
+    # The YAML loader (PyYAML with it) is for building a fabric from an inventory; reading a
+    # compiled one back needs only the model.
+    from fatpaths_cfg.inventory.yaml_source import SourceMap
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -80,10 +81,29 @@ def test_every_typer_option_gets_the_plain_conversion() -> None:
     assert all(isinstance(p._runtime_param, PlainCoercion) for p in params.values())
 
 
+def modules_a_simulate_run_loaded(args: list[str], unwanted: tuple[str, ...]) -> list[str]:
+    """The modules among `unwanted` (prefixes) that `fatpaths simulate ARGS` imported, run in
+    a fresh interpreter; the run itself must succeed."""
+    code = (
+        "import json, sys\n"
+        "from fatpaths_cfg.cli import main\n"
+        f"sys.argv = ['fatpaths', 'simulate', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+        f"loaded = sorted(m for m in sys.modules if m.startswith({unwanted!r}))\n"
+        "print('UNWANTED', json.dumps(loaded))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    line = next(line for line in result.stdout.splitlines() if line.startswith("UNWANTED "))
+    loaded: list[str] = json.loads(line.removeprefix("UNWANTED "))
+    return loaded
+
+
 def test_a_simulate_run_of_a_generated_fabric_imports_no_compiler(tmp_path: Path) -> None:
     # pydantic (the inventory's schema), the compiled model with the fabric and addressing it
     # builds on, YAML and htsim's matrix format: none of them serve a generated fabric's run,
-    # and together they were 30% of a small run's instructions.
+    # and together they were a fifth of a small run's instructions.
     unwanted = (
         "pydantic",
         "yaml",
@@ -92,16 +112,30 @@ def test_a_simulate_run_of_a_generated_fabric_imports_no_compiler(tmp_path: Path
         "fatpaths_cfg.addressing",
         "fatpaths_cfg.sim.htsim",
     )
-    code = (
-        "import sys\n"
-        "from fatpaths_cfg.cli import main\n"
-        f"sys.argv = ['fatpaths', 'simulate', '--generate', 'slimfly', '-p', 'q=5', "
-        f"'--size', '64KiB', '-o', {str(tmp_path / 'run')!r}]\n"
-        "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
-        f"print('UNWANTED', sorted(m for m in sys.modules if m.startswith({unwanted!r})))\n"
+    run = ["--generate", "slimfly", "-p", "q=5", "--size", "64KiB", "-o", str(tmp_path / "run")]
+    assert modules_a_simulate_run_loaded(run, unwanted) == []
+    assert (tmp_path / "run" / "summary.json").is_file()
+
+
+def test_a_simulate_run_of_a_compiled_fabric_reads_it_without_yaml(tmp_path: Path) -> None:
+    # The fabric model names inventory paths in its errors, but reading a compiled directory
+    # back needs neither PyYAML nor the inventory's schema (about 120 M instructions).
+    out = tmp_path / "out"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fatpaths_cfg.cli",
+            "compile",
+            str(REPO / "inventories" / "slimfly-q3.yaml"),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        check=True,
+        cwd=REPO,
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
-    )
-    assert "UNWANTED []" in result.stdout, result.stdout
+    run = [str(out), "--size", "64KiB", "-o", str(tmp_path / "run")]
+    assert modules_a_simulate_run_loaded(run, ("yaml", "pydantic")) == []
+    assert (tmp_path / "run" / "summary.json").is_file()
     assert (tmp_path / "run" / "summary.json").is_file()

@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fatpaths_cfg.errors import UserError, UserErrors
 from fatpaths_cfg.inventory.load import validation_errors
+from fatpaths_cfg.inventory.paths import format_path
 from fatpaths_cfg.inventory.rules import parse_speed_gbps
-from fatpaths_cfg.inventory.yaml_source import SourceMap, format_path, load_yaml
+from fatpaths_cfg.inventory.yaml_source import SourceMap, load_yaml
 
 Price = Annotated[float, Field(ge=0, strict=False, allow_inf_nan=False)]
 Metres = Annotated[float, Field(gt=0, strict=False, allow_inf_nan=False)]

@@ -9,8 +9,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from fatpaths_cfg.errors import UserError, UserErrors
+from fatpaths_cfg.inventory.paths import PathKey, format_path
 from fatpaths_cfg.inventory.schema import SAFE_NAME, SAFE_PORT, InventorySpec
-from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
+from fatpaths_cfg.inventory.yaml_source import SourceMap, load_yaml
 from fatpaths_cfg.support.memory import collector_paused
 
 

@@ -36,9 +36,8 @@ from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
 from fatpaths_cfg.errors import UserError, UserErrors
+from fatpaths_cfg.inventory.paths import PathKey, format_path
 from fatpaths_cfg.inventory.yaml_events import build_from_events, build_from_plain_text
-
-PathKey = tuple[str | int, ...]
 
 # The largest generated wiring (Slim Fly q=37) is 8.2 MB and already takes tens of seconds to
 # parse; twice that leaves room for hand-written comments while refusing, in milliseconds, files
@@ -85,16 +84,6 @@ class SourceMap:
                 return self.lines[probe]
             probe = probe[:-1]
         return self.lines.get((), 1)
-
-
-def format_path(path: PathKey) -> str:
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text
 
 
 def _too_deep(file: str, line: int, top_key: PathKey, hint: str) -> UserErrors:

@@ -22,8 +22,9 @@ from fatpaths_cfg.analysis.traffic import PATTERNS as ANALYSIS_PATTERNS
 from fatpaths_cfg.errors import ErrorCollector, UserError, UserErrors
 from fatpaths_cfg.fabric import Fabric, build_fabric
 from fatpaths_cfg.inventory.load import LoadedInventory, validate_inventory, validation_errors
+from fatpaths_cfg.inventory.paths import PathKey, format_path
 from fatpaths_cfg.inventory.schema import SAFE_NAME, GenerateSpec, LayerAlgorithmName, RoutingSpec
-from fatpaths_cfg.inventory.yaml_source import PathKey, SourceMap, format_path, load_yaml
+from fatpaths_cfg.inventory.yaml_source import SourceMap, load_yaml
 from fatpaths_cfg.sim.run import LOAD_BALANCING, TRANSPORTS
 from fatpaths_cfg.sim.workloads import PATTERNS as SIM_PATTERNS
 from fatpaths_cfg.sim.workloads import parse_bytes, parse_duration_ps
