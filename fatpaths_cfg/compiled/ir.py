@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fatpaths_cfg.addressing import AddressPlan
+from fatpaths_cfg.compiled.schema import SCHEMA
 from fatpaths_cfg.errors import UserError
 from fatpaths_cfg.fabric import Fabric
 from fatpaths_cfg.layers import Layer
@@ -23,10 +24,6 @@ from fatpaths_cfg.routing import Routing
 if TYPE_CHECKING:
     # Annotations only: reading a compiled fabric back needs no pydantic models.
     from fatpaths_cfg.inventory.schema import AddressingSpec, RoutingSpec
-
-# 2: switches, hosts and ports in name order, links in the order of their ends, layers and
-# tie-breaks drawn from names (a fabric compiled under 1 sees its random layers re-rolled once).
-SCHEMA = "fatpaths.fabric/2"
 
 
 @dataclass(frozen=True)
@@ -138,9 +135,3 @@ class CompiledFabric:
         if self.routing.backup is not None:
             arrays["backup"] = self.routing.backup
         return arrays
-
-
-# Versions of fabric.json whose names, cables, layers and tables read alike: what looks back at
-# an earlier output (`plan`, `compile --keep-layers`) accepts both, so an upgrade can be
-# reviewed and kept small.
-EARLIER_SCHEMAS = ("fatpaths.fabric/1", SCHEMA)

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from fatpaths_cfg.compiled.ir import SCHEMA
+from fatpaths_cfg.compiled.schema import SCHEMA
 from fatpaths_cfg.compiled.view import (
     FAMILIES_OF,
     AddressRecords,

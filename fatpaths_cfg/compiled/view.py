@@ -11,12 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fatpaths_cfg.addressing import AddressPlan, FamilyTables
-from fatpaths_cfg.compiled.ir import SCHEMA, CompiledFabric
-from fatpaths_cfg.fabric import Fabric
+from fatpaths_cfg.compiled.schema import SCHEMA
+
+if TYPE_CHECKING:
+    # Annotations only: a view read back from disk needs none of the compiler's models.
+    from fatpaths_cfg.addressing import AddressPlan, FamilyTables
+    from fatpaths_cfg.compiled.ir import CompiledFabric
+    from fatpaths_cfg.fabric import Fabric
 
 FAMILIES = ("v4", "v6")
 # The address families of `addressing.family`.
