@@ -13,7 +13,7 @@ use super::invariants::{self, InNetwork, Invariant};
 use super::layer_choice::{starts_flowlet, LayerChoice, LayerSignal};
 use super::mptcp::Mptcp;
 use super::ndp::Ndp;
-use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, UNREACHABLE};
+use super::network::{build_ports, ForwardingTable, NetworkSpec, PortSpec, PortTable, UNREACHABLE};
 use super::packet::{flags, Packet, PacketKind, Time, NO_TIME};
 use super::phases::Phases;
 use super::queues::lossless::{PfcCounters, PfcFrame, NO_INGRESS, PRIORITIES};
@@ -449,7 +449,7 @@ impl Simulator {
                 copies: CopyLedger::new(n_flows),
                 rng: SimRng::new(cfg.seed),
                 events,
-                ports,
+                ports: PortTable::new(ports),
                 now: 0,
                 header: cfg.header,
                 n_links: spec.n_links() as u32,
@@ -532,7 +532,7 @@ impl Simulator {
         let net = &self.net;
         let min_fct = |f: &FlowRecord| -> Time {
             let wire = f.size + f.n_packets as u64 * net.cfg.header as u64;
-            let nic = &net.core.ports[net.host_nic_port(f.src, 0) as usize];
+            let nic = &net.core.ports[net.host_nic_port(f.src, 0)];
             // Rounded down, and spread over every plane's NIC (MPTCP may use them all).
             wire * 8_000_000 / nic.rate_mbps / net.planes as u64
         };
@@ -645,12 +645,12 @@ impl Datapath {
                 // An arrival reads its packet, the packet's tag and the link it crossed.
                 EventKind::Arrive => {
                     prefetch(&self.core.packets.0, ev.a);
-                    prefetch(&self.core.ports, ev.b());
+                    prefetch(self.core.ports.as_slice(), ev.b());
                 }
                 // A departure reads its port's queues and then its rate and latency.
                 EventKind::TxDone => {
                     self.queues.prefetch(ev.a);
-                    prefetch(&self.core.ports, ev.a);
+                    prefetch(self.core.ports.as_slice(), ev.a);
                 }
                 _ => {}
             }
@@ -898,7 +898,7 @@ impl Datapath {
     /// network and returned when it reached a host.
     #[inline]
     fn arrive(&mut self, pkt: u32, port: u32) -> Option<Packet> {
-        let node = self.core.ports[port as usize].to;
+        let node = self.core.ports[port].to;
         if node >= self.nr {
             let p = self.core.packets[pkt].pkt;
             self.free_packet(pkt);
@@ -1009,7 +1009,7 @@ impl Datapath {
         if self.watch_queues && is_data && to_switch {
             let (flow, size) = (slot.pkt.flow, slot.pkt.size);
             let queued = self.port_bytes(out) + size as u64;
-            let to = self.core.ports[out as usize].to;
+            let to = self.core.ports[out].to;
             self.routing
                 .on_queued(flow, switch, to, queued, self.core.now);
         }
@@ -1204,7 +1204,7 @@ impl Host for Datapath {
 
     #[inline]
     fn nic_serialisation(&self, host: u32, bytes: u32) -> Time {
-        self.core.ports[self.host_nic_port(host, 0) as usize].serialisation(bytes)
+        self.core.ports[self.host_nic_port(host, 0)].serialisation(bytes)
     }
 
     #[inline]
@@ -1352,7 +1352,7 @@ struct Core {
     copies: CopyLedger,
     rng: SimRng,
     events: EventQueue,
-    ports: Vec<PortSpec>,
+    ports: PortTable<PortSpec>,
     now: Time,
     /// `SimConfig::header`, beside what uses it on every trim.
     header: u32,
@@ -1452,7 +1452,7 @@ impl Core {
         entry: Queued,
         from_nic: bool,
     ) {
-        let spec = self.ports[port as usize];
+        let spec = self.ports[port];
         let ser = spec.serialisation(entry.size);
         let pkt = entry.pkt;
         let done = self.now + ser;
@@ -1533,7 +1533,7 @@ impl Effects for Core {
     /// Sends a PAUSE or RESUME back over the link that `frame.port` feeds.
     #[inline(always)]
     fn pfc_frame(&mut self, frame: PfcFrame) {
-        let at = self.now + self.ports[frame.port as usize].latency;
+        let at = self.now + self.ports[frame.port].latency;
         self.events
             .push(at, EventKind::Pfc, frame.port, frame.operand());
     }

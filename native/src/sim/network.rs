@@ -108,6 +108,56 @@ impl NetworkSpec {
     }
 }
 
+/// One entry per port, indexed by port number without a bounds check.
+///
+/// Every port number the datapath holds is below the number of ports (`build_ports`): a link's
+/// two ports are `2e` and `2e + 1` for a link `e` of the network, a forwarding table's
+/// candidates are such ports, and a host's two ports are numbered from its index and plane,
+/// both checked when the simulator is built (`Simulator::build`); events and queues carry only
+/// numbers from these. Debug builds check. A port's transmitter, FIFOs and link are read on
+/// every arrival and departure, each with its check where the optimiser could not share one:
+/// 142 M instructions on the k=16 benchmark (3%).
+#[derive(Debug, Default)]
+pub struct PortTable<T>(Vec<T>);
+
+impl<T> PortTable<T> {
+    pub fn new(entries: Vec<T>) -> Self {
+        assert!(entries.len() <= u32::MAX as usize, "port numbers are u32");
+        PortTable(entries)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T> std::ops::Index<u32> for PortTable<T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, port: u32) -> &T {
+        debug_assert!((port as usize) < self.0.len(), "port {port}");
+        // SAFETY: every port number is below the number of ports (see the type's comment).
+        unsafe { self.0.get_unchecked(port as usize) }
+    }
+}
+
+impl<T> std::ops::IndexMut<u32> for PortTable<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, port: u32) -> &mut T {
+        debug_assert!((port as usize) < self.0.len(), "port {port}");
+        // SAFETY: as `index`.
+        unsafe { self.0.get_unchecked_mut(port as usize) }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct PortSpec {
     /// Node at the far end.

@@ -3,6 +3,7 @@
 //! discipline keeps its packets here and treats hosts' NICs alike; they differ in what a switch
 //! port does with an arrival (`SwitchPolicy::admit`).
 
+use super::super::network::PortTable;
 use super::nic::HostQueues;
 use super::ring::Ring;
 use super::{Arrival, Fate, NicLane, QueueDiscipline, Queued, Transmitter};
@@ -25,7 +26,7 @@ pub struct Fifos {
 }
 
 pub struct PortFifos {
-    ports: Vec<Fifos>,
+    ports: PortTable<Fifos>,
     /// Data waiting at hosts' NICs, one lane per flow and plane, served round robin.
     host: HostQueues<Queued>,
     /// Bytes a switch port's data FIFO holds at most.
@@ -35,7 +36,7 @@ pub struct PortFifos {
 impl PortFifos {
     pub fn new(n_ports: usize, cap: u64, n_lanes: usize, n_nics: usize) -> Self {
         PortFifos {
-            ports: (0..n_ports).map(|_| Fifos::default()).collect(),
+            ports: PortTable::new((0..n_ports).map(|_| Fifos::default()).collect()),
             host: HostQueues::new(n_lanes, n_nics),
             cap,
         }
@@ -43,45 +44,45 @@ impl PortFifos {
 
     #[inline(always)]
     pub fn transmitter(&self, port: u32) -> &Transmitter {
-        &self.ports[port as usize].tx
+        &self.ports[port].tx
     }
 
     #[inline(always)]
     pub fn transmitter_mut(&mut self, port: u32) -> &mut Transmitter {
-        &mut self.ports[port as usize].tx
+        &mut self.ports[port].tx
     }
 
     #[inline(always)]
     pub fn prefetch(&self, port: u32) {
-        super::prefetch_lines(&self.ports, port);
+        super::prefetch_lines(self.ports.as_slice(), port);
     }
 
     #[inline(always)]
     pub fn port(&mut self, port: u32) -> &mut Fifos {
-        &mut self.ports[port as usize]
+        &mut self.ports[port]
     }
 
     #[inline(always)]
     pub fn is_empty(&self, port: u32) -> bool {
-        let f = &self.ports[port as usize];
+        let f = &self.ports[port];
         f.low_bytes == 0 && f.high_bytes == 0
     }
 
     #[inline(always)]
     pub fn queued_bytes(&self, port: u32) -> u64 {
-        let f = &self.ports[port as usize];
+        let f = &self.ports[port];
         f.low_bytes + f.high_bytes
     }
 
     #[inline(always)]
     pub fn data_packets(&self, port: u32) -> usize {
-        self.ports[port as usize].low.len()
+        self.ports[port].low.len()
     }
 
     /// Whether `size` more bytes fit into `port`'s data FIFO.
     #[inline(always)]
     pub fn fits(&self, port: u32, size: u32) -> bool {
-        self.ports[port as usize].low_bytes + size as u64 <= self.cap
+        self.ports[port].low_bytes + size as u64 <= self.cap
     }
 
     /// At a host's NIC every packet is kept: control packets in the priority FIFO, data in its
@@ -92,7 +93,7 @@ impl PortFifos {
             pkt: a.pkt,
             size: a.size,
         };
-        let f = &mut self.ports[port as usize];
+        let f = &mut self.ports[port];
         if a.control {
             f.high.push_back(entry);
             f.high_bytes += a.size as u64;
@@ -106,7 +107,7 @@ impl PortFifos {
     /// Appends `entry` to `port`'s data FIFO (the caller checked that it fits).
     #[inline(always)]
     pub fn push_data(&mut self, port: u32, entry: Queued) -> Fate {
-        let f = &mut self.ports[port as usize];
+        let f = &mut self.ports[port];
         f.low.push_back(entry);
         f.low_bytes += entry.size as u64;
         Fate::Data
@@ -117,7 +118,7 @@ impl PortFifos {
     #[inline(always)]
     pub fn push_priority(&mut self, port: u32, entry: Queued) -> bool {
         let size = entry.size as u64;
-        let f = &mut self.ports[port as usize];
+        let f = &mut self.ports[port];
         if f.high_bytes + size > 2 * self.cap {
             return false;
         }
@@ -130,7 +131,7 @@ impl PortFifos {
     /// FIFO.
     #[inline(always)]
     pub fn pop(&mut self, port: u32, nic: Option<usize>) -> Option<Queued> {
-        let f = &mut self.ports[port as usize];
+        let f = &mut self.ports[port];
         if let Some(e) = f.high.pop_front() {
             f.high_bytes -= e.size as u64;
             return Some(e);
