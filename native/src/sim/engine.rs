@@ -501,7 +501,7 @@ impl Simulator {
                         }
                     }
                 }
-                EventKind::TxDone => self.net.tx_done(ev.a),
+                EventKind::TxDone => self.net.tx_done(ev.a, ev.b() != 0),
                 EventKind::Timer => self.transport.on_timer(&mut self.net, ev.a),
                 EventKind::FlowStart => self.start_flow(ev.a),
                 EventKind::RtoScan => self.rto_scan(),
@@ -1056,9 +1056,16 @@ impl Datapath {
         with_discipline!(queues, q => fx.offer::<_, NIC>(q, port, pkt, planes));
     }
 
-    fn tx_done(&mut self, port: u32) {
+    /// `nic`: the port is a host's NIC, as its departure event says (`EventKind::TxDone`):
+    /// the event's operand saves testing the port's number on every departure.
+    fn tx_done(&mut self, port: u32, nic: bool) {
+        debug_assert_eq!(nic, is_nic(port, self.core.n_links));
         let (queues, fx) = self.split();
-        with_discipline!(queues, q => fx.serve(q, port));
+        if nic {
+            with_discipline!(queues, q => fx.serve::<_, true>(q, port));
+        } else {
+            with_discipline!(queues, q => fx.serve::<_, false>(q, port));
+        }
     }
 
     fn pfc_frame(&mut self, frame: PfcFrame) {
@@ -1367,13 +1374,7 @@ fn is_nic(port: u32, n_links: u32) -> bool {
 
 /// A port's sending, generic over its discipline so that each discipline gets its own copy.
 impl Core {
-    /// The NIC `port` is, numbered host by host and plane by plane, if it is a host's.
-    #[inline(always)]
-    fn nic(&self, port: u32) -> Option<usize> {
-        is_nic(port, self.n_links).then(|| self.nic_index(port))
-    }
-
-    /// The number of NIC port `port`.
+    /// The number of NIC port `port`: NICs are numbered host by host and plane by plane.
     #[inline(always)]
     fn nic_index(&self, port: u32) -> usize {
         ((port - 2 * self.n_links) / 2) as usize
@@ -1422,14 +1423,15 @@ impl Core {
         if ready && !tx.wake_pending {
             tx.wake_pending = true;
             let at = tx.busy_until.max(self.now);
-            self.events.push(at, EventKind::TxDone, port, 0);
+            self.events.push(at, EventKind::TxDone, port, NIC as u32);
         }
     }
 
+    /// `port` is free to send its next packet; `NIC`: it is a host's NIC.
     #[inline(always)]
-    fn serve<Q: QueueDiscipline>(&mut self, q: &mut Q, port: u32) {
+    fn serve<Q: QueueDiscipline, const NIC: bool>(&mut self, q: &mut Q, port: u32) {
         q.transmitter_mut(port).wake_pending = false;
-        let nic = self.nic(port);
+        let nic = NIC.then(|| self.nic_index(port));
         let Some(next) = q.dequeue(port, nic, self) else {
             return;
         };
@@ -1439,7 +1441,8 @@ impl Core {
         if q.ready(port) {
             let tx = q.transmitter_mut(port);
             tx.wake_pending = true;
-            self.events.push(tx.busy_until, EventKind::TxDone, port, 0);
+            self.events
+                .push(tx.busy_until, EventKind::TxDone, port, NIC as u32);
         }
     }
 
@@ -1483,7 +1486,8 @@ impl Core {
         if ready && !tx.wake_pending {
             tx.wake_pending = true;
             let at = tx.busy_until.max(self.now);
-            self.events.push(at, EventKind::TxDone, port, 0);
+            let nic = is_nic(port, self.n_links);
+            self.events.push(at, EventKind::TxDone, port, nic as u32);
         }
     }
 }

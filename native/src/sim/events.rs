@@ -15,7 +15,7 @@ use super::packet::Time;
 pub enum EventKind {
     /// A flow's first byte is ready at its source host (`a` = flow).
     FlowStart = 0,
-    /// An output port finished serialising a packet (`a` = port).
+    /// An output port finished serialising a packet (`a` = port, `b` = 1 if it is a host's NIC).
     TxDone = 1,
     /// A packet reached the far end of a link (`a` = packet, `b` = port it crossed).
     Arrive = 2,
