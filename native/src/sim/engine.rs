@@ -467,6 +467,11 @@ impl Simulator {
             routing,
             phases,
         };
+        // `forward::<true>` skips the queue watch: plain layered routing reacts to no queue.
+        assert!(
+            !(net.watch_queues && net.layer_priorities.is_some()),
+            "a layered routing scheme that watches queues needs forward::<true> to call it"
+        );
         Ok(Simulator {
             net,
             transport,
@@ -916,12 +921,27 @@ impl Datapath {
             }
             Some(p)
         } else {
-            self.forward(pkt, node, port);
+            // Plain layered routing, decided here once, has its own copy of the hop.
+            if self.layer_priorities.is_some() {
+                self.forward::<true>(pkt, node, port);
+            } else {
+                self.forward_routed(pkt, node, port);
+            }
             None
         }
     }
 
-    fn forward(&mut self, pkt: u32, switch: u32, in_port: u32) {
+    /// `forward` for a routing scheme that decides intermediates and channels, out of the
+    /// event loop's code.
+    #[inline(never)]
+    fn forward_routed(&mut self, pkt: u32, switch: u32, in_port: u32) {
+        self.forward::<false>(pkt, switch, in_port);
+    }
+
+    /// `LAYERED`: plain layered routing (`layer_priorities` is set), which never sends a packet
+    /// via an intermediate and never watches queues.
+    #[inline(always)]
+    fn forward<const LAYERED: bool>(&mut self, pkt: u32, switch: u32, in_port: u32) {
         // The fields this hop reads, not the whole packet: a copy of it cost more than them.
         let slot = &self.core.packets[pkt];
         let (packet_layer, dst, plane, entropy, is_data) = (
@@ -936,15 +956,15 @@ impl Datapath {
         let (tag_via, tag_prio, tag_hops) =
             (slot.tag.route.via, slot.tag.prio, slot.tag.route.hops);
         let mut via = tag_via;
-        let layered = self.layer_priorities.is_some();
-        let layer = if layered {
+        debug_assert_eq!(LAYERED, self.layer_priorities.is_some());
+        let layer = if LAYERED {
             packet_layer
         } else {
             self.routing.layer(packet_layer)
         };
         let dst_switch = self.host_switch(dst, plane);
         // Plain layered routing never sends a packet via an intermediate.
-        if !layered && in_port >= 2 * self.core.n_links && dst_switch != switch {
+        if !LAYERED && in_port >= 2 * self.core.n_links && dst_switch != switch {
             let view = InjectView {
                 fib: &self.fib,
                 layer: layer as usize,
@@ -1006,7 +1026,7 @@ impl Datapath {
         tag.in_prio = tag_prio;
         tag.prio = next_prio;
         tag.route.hops = tag_hops.saturating_add(to_switch as u8);
-        if self.watch_queues && is_data && to_switch {
+        if !LAYERED && self.watch_queues && is_data && to_switch {
             let (flow, size) = (slot.pkt.flow, slot.pkt.size);
             let queued = self.port_bytes(out) + size as u64;
             let to = self.core.ports[out].to;
