@@ -955,8 +955,11 @@ impl Datapath {
         // whole tag in and out cost about 20 instructions per hop.
         let (tag_via, tag_prio, tag_hops) =
             (slot.tag.route.via, slot.tag.prio, slot.tag.route.hops);
-        let mut via = tag_via;
         debug_assert_eq!(LAYERED, self.layer_priorities.is_some());
+        // Plain layered routing never sets an intermediate (only `inject` does): it heads for
+        // the destination's switch, and its tags keep `NO_VIA`.
+        debug_assert!(!LAYERED || tag_via == NO_VIA);
+        let mut via = if LAYERED { NO_VIA } else { tag_via };
         let layer = if LAYERED {
             packet_layer
         } else {
@@ -981,10 +984,14 @@ impl Datapath {
             via = self.routing.inject(&view, at);
             self.core.counters.indirect_packets += (via != NO_VIA) as u64;
         }
-        if via == switch {
+        if !LAYERED && via == switch {
             via = NO_VIA;
         }
-        let target = if via == NO_VIA { dst_switch } else { via };
+        let target = if LAYERED || via == NO_VIA {
+            dst_switch
+        } else {
+            via
+        };
         let out = if target == switch {
             self.host_facing_port(dst, plane)
         } else {
@@ -1019,7 +1026,7 @@ impl Datapath {
         };
         let slot = &mut self.core.packets[pkt];
         let tag = &mut slot.tag;
-        if via != tag_via {
+        if !LAYERED && via != tag_via {
             tag.route.via = via;
         }
         tag.ingress = in_port;
