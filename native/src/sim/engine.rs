@@ -196,6 +196,9 @@ pub struct Datapath {
     /// Plain layered routing's priority per layer (`RoutingScheme::layer_priorities`): the
     /// datapath then decides layer, intermediate and channel itself, without a call per hop.
     layer_priorities: Option<Vec<u8>>,
+    /// The same per layer number, 0 for layers without one (`layer_channel`): what plain
+    /// layered routing's hop reads, indexed by a `u8` without a check or an `Option`.
+    layer_channels: [u8; 256],
     /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
     watch_queues: bool,
     /// Every port's queue, under the run's one discipline.
@@ -464,6 +467,11 @@ impl Simulator {
             fib,
             watch_queues: routing.watches_queues(),
             layer_priorities: routing.layer_priorities().map(<[u8]>::to_vec),
+            layer_channels: std::array::from_fn(|layer| {
+                routing
+                    .layer_priorities()
+                    .map_or(0, |priorities| layer_channel(priorities, layer as u8))
+            }),
             routing,
             phases,
         };
@@ -1020,7 +1028,11 @@ impl Datapath {
         // A hop towards a switch takes its layer's channel; the last one, to a host, keeps it.
         let next_prio = if to_switch {
             self.core.counters.data_hops += is_data as u64;
-            self.channel(packet_layer, tag_hops)
+            if LAYERED {
+                self.layer_channels[packet_layer as usize]
+            } else {
+                self.channel(packet_layer, tag_hops)
+            }
         } else {
             tag_prio
         };
