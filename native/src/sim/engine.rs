@@ -1469,17 +1469,18 @@ impl Core {
     /// `port` is free to send its next packet; `NIC`: it is a host's NIC.
     #[inline(always)]
     fn serve<Q: QueueDiscipline, const NIC: bool>(&mut self, q: &mut Q, port: u32) {
-        q.transmitter_mut(port).wake_pending = false;
         let nic = NIC.then(|| self.nic_index(port));
         let Some(next) = q.dequeue(port, nic, self) else {
+            q.transmitter_mut(port).wake_pending = false;
             return;
         };
         self.transmit(q, port, next, nic.is_some());
-        // `wake` without its checks: no departure is scheduled (this one is running) and the
-        // port is busy from now on.
-        if q.ready(port) {
-            let tx = q.transmitter_mut(port);
-            tx.wake_pending = true;
+        // `wake` without its checks: this departure's event is the one pending, and the port
+        // is busy from now on. Its flag stays set while a next departure is scheduled.
+        let ready = q.ready(port);
+        let tx = q.transmitter_mut(port);
+        tx.wake_pending = ready;
+        if ready {
             self.events
                 .push(tx.busy_until, EventKind::TxDone, port, NIC as u32);
         }
