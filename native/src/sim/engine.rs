@@ -143,10 +143,9 @@ struct Slot {
 
 /// The packets in flight, indexed by the `u32` handles `Datapath::alloc_packet` gives out.
 ///
-/// A handle indexes the arena without a bounds check: every handle an event, a queue or a
-/// transport holds was given out by `alloc_packet` (a slot it pushed, or a freed one it took
-/// back), and the arena never shrinks, so every handle is below its length. Debug builds
-/// check it. The checks cost 10 instructions per event on the k=16 benchmark (132 M, 3%).
+/// A handle indexes the arena without a bounds check: every handle an event or a queue holds
+/// was given out by `alloc_packet` (a slot it pushed, or a freed one it took back), and the
+/// arena never shrinks, so every handle is below its length. Debug builds check it. The checks cost 10 instructions per event on the k=16 benchmark (132 M, 3%).
 #[derive(Default)]
 struct Arena(Vec<Slot>);
 
