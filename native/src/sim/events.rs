@@ -323,8 +323,9 @@ impl EventQueue {
     ///
     /// One read of the bucket counts its events per time and notes the times it holds. A busy
     /// fabric's events share few times (links of one rate and latency: on the k=16 fat-tree
-    /// benchmark at most 13 in a bucket of hundreds of events), so those few times are sorted
-    /// and the events go to their places in one stable pass. A bucket of many times takes a
+    /// benchmark at most 41 in a bucket of about 300 events, and all but 32 of 39,000 buckets
+    /// held few enough), so those few times are sorted and the events go to their places in
+    /// one stable pass. A bucket of many times takes a
     /// least-significant-digit radix sort instead, two stable passes of 64 counters, which
     /// took about half the instructions of the stable comparison sort before it. On the
     /// benchmark the one pass saved 79 M instructions of 3.96 G (simulated cache misses alike:
@@ -343,7 +344,8 @@ impl EventQueue {
             }
             *count += 1;
         }
-        // The scratch space only grows: filling it anew for every bucket cost a pass.
+        // The scratch space is filled only where it is shorter than the bucket: filling it anew
+        // for every bucket cost a pass.
         if self.sorted.len() < n {
             self.sorted.resize(n, self.current[0]);
         }
