@@ -147,4 +147,3 @@ def test_a_simulate_run_of_a_compiled_fabric_reads_it_without_the_compiler(tmp_p
     )
     assert modules_a_simulate_run_loaded(run, unwanted) == []
     assert (tmp_path / "run" / "summary.json").is_file()
-    assert (tmp_path / "run" / "summary.json").is_file()

@@ -1027,11 +1027,7 @@ impl Datapath {
         // A hop towards a switch takes its layer's channel; the last one, to a host, keeps it.
         let next_prio = if to_switch {
             self.core.counters.data_hops += is_data as u64;
-            if LAYERED {
-                self.layer_channels[packet_layer as usize]
-            } else {
-                self.channel(packet_layer, tag_hops)
-            }
+            self.channel(packet_layer, tag_hops)
         } else {
             tag_prio
         };
@@ -1057,9 +1053,10 @@ impl Datapath {
     /// The virtual channel of a packet of `layer` about to take its hop number `hops`.
     #[inline]
     fn channel(&self, layer: u8, hops: u8) -> u8 {
-        match &self.layer_priorities {
-            Some(priorities) => layer_channel(priorities, layer),
-            None => self.routing.channel(layer, hops),
+        if self.layer_priorities.is_some() {
+            self.layer_channels[layer as usize]
+        } else {
+            self.routing.channel(layer, hops)
         }
     }
 
