@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fatpaths_cfg.lab.netns import in_netns, parallel, run
+from fatpaths_cfg.lab.netns import in_netns, parallel_retried, run
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 from fatpaths_cfg.lab.trace import trace_switches
 
@@ -66,13 +66,15 @@ def read_choices(plan: LabPlan) -> list[LowLatencyChoice]:
     return choices
 
 
-def _check(plan: LabPlan, choice: LowLatencyChoice, max_hops: int) -> LowLatencyResult:
+def _check(plan: LabPlan, choice: LowLatencyChoice, max_hops: int, wait: int) -> LowLatencyResult:
     family = "-6" if ":" in choice.address else "-4"
     netns = choice.source.netns
     route = run(in_netns(netns, ["ip", family, "route", "get", choice.address]))
     found = _SOURCE.search(route)
     source_used = found.group(1) if found else ""
-    switches, reached = trace_switches(plan, netns, choice.address, max_hops, family=family)
+    switches, reached = trace_switches(
+        plan, netns, choice.address, max_hops, family=family, wait=wait
+    )
     fabric = plan.compiled.fabric
     in_plane = all(s is not None and fabric.switches[s].plane == choice.plane for s in switches)
     ok = (
@@ -97,4 +99,8 @@ def check_low_latency(
     rng = np.random.default_rng(seed)
     picked = sorted(rng.choice(len(choices), min(samples, len(choices)), replace=False))
     max_hops = int(plan.compiled.dist[plan.compiled.dist < 255].max(initial=0)) + 2
-    return parallel(lambda i: _check(plan, choices[int(i)], max_hops), picked)
+    return parallel_retried(
+        lambda i, wait: _check(plan, choices[int(i)], max_hops, wait),
+        picked,
+        lambda _, result: result.ok,
+    )

@@ -78,3 +78,26 @@ def parallel(action: Callable[[T], R], items: Iterable[T], workers: int = 8) -> 
     """Threads only wait on child processes here, so a few more than cores keep both busy."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(action, items))
+
+
+# A probe's reply wait on its first try, and on its one retry.
+FIRST_WAIT_SECONDS = 1
+RETRY_WAIT_SECONDS = 2
+
+
+def parallel_retried(
+    action: Callable[[T, int], R],
+    items: Sequence[T],
+    ok: Callable[[T, R], bool],
+    workers: int = 8,
+) -> list[R]:
+    """`action(item, wait)` for every item side by side, with a `FIRST_WAIT_SECONDS` reply
+    wait; an item whose result `ok` rejects runs once more, alone, with `RETRY_WAIT_SECONDS`.
+    On a loaded machine a reply can miss its first wait (a traceroute hop printed as `*` while
+    eight traces run at once); the unhurried second try tells that from a real fault, which it
+    repeats. The second result stands, good or bad."""
+    results = parallel(lambda item: action(item, FIRST_WAIT_SECONDS), items, workers)
+    for i, (item, result) in enumerate(zip(items, results, strict=True)):
+        if not ok(item, result):
+            results[i] = action(item, RETRY_WAIT_SECONDS)
+    return results

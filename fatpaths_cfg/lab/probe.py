@@ -27,7 +27,14 @@ import numpy as np
 from fatpaths_cfg.compiled.paths import walk
 from fatpaths_cfg.lab.low_latency import LowLatencyResult, check_low_latency
 from fatpaths_cfg.lab.names import HOST_UPLINK
-from fatpaths_cfg.lab.netns import in_netns, parallel, run
+from fatpaths_cfg.lab.netns import (
+    FIRST_WAIT_SECONDS,
+    RETRY_WAIT_SECONDS,
+    in_netns,
+    parallel,
+    parallel_retried,
+    run,
+)
 from fatpaths_cfg.lab.plan import HostNode, LabPlan
 from fatpaths_cfg.lab.trace import trace_switches
 
@@ -305,16 +312,16 @@ def run_pings(probes: list[Probe], workers: int = 12) -> list[bool]:
             merged.update(part)
         return merged
 
-    results = by_source(list(range(len(probes))), 1)
+    results = by_source(list(range(len(probes))), FIRST_WAIT_SECONDS)
     # One retry with a longer wait: a first packet can be lost to ARP or neighbour discovery
     # under load.
     retry = [k for k, ok in results.items() if not ok]
     if retry:
-        results.update(by_source(retry, 2))
+        results.update(by_source(retry, RETRY_WAIT_SECONDS))
     return [results.get(k, False) for k in range(len(probes))]
 
 
-def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
+def _traceroute(plan: LabPlan, probe: Probe, max_hops: int, wait: int) -> list[int | None]:
     hops, _ = trace_switches(
         plan,
         probe.src.netns,
@@ -322,6 +329,7 @@ def _traceroute(plan: LabPlan, probe: Probe, max_hops: int) -> list[int | None]:
         max_hops,
         family=f"-{probe.family}",
         source=probe.src_address,
+        wait=wait,
     )
     return hops
 
@@ -396,14 +404,24 @@ def run_lab_test(
     candidates = [r.probe for r in pings if r.expected_ok and not r.crossed]
     sampled = sample_traces(candidates, traces_per_layer, plan.compiled.seed)
     max_hops = int(plan.compiled.dist[plan.compiled.dist < 255].max(initial=0)) + 2
-    traces = []
-    found = parallel(lambda p: _traceroute(plan, p, max_hops), sampled)
-    for probe, hops in zip(sampled, found, strict=True):
-        expected = model.path(probe.layer, probe.src_switch, probe.dst_switch)
+
+    def trace_ok(probe: Probe, hops: list[int | None]) -> bool:
         clean = [h for h in hops if h is not None]
         ok = len(clean) == len(hops) and model.is_path(probe.layer, clean, probe.dst_switch)
-        ok = ok and clean[0] == probe.src_switch
-        traces.append(TraceResult(probe, hops, expected, ok))
+        return ok and clean[0] == probe.src_switch
+
+    found = parallel_retried(
+        lambda p, wait: _traceroute(plan, p, max_hops, wait), sampled, trace_ok
+    )
+    traces = [
+        TraceResult(
+            probe,
+            hops,
+            model.path(probe.layer, probe.src_switch, probe.dst_switch),
+            trace_ok(probe, hops),
+        )
+        for probe, hops in zip(sampled, found, strict=True)
+    ]
     return LabTestReport(
         pings,
         traces,

@@ -17,9 +17,11 @@ def trace_switches(
     max_hops: int,
     family: str,
     source: str | None = None,
+    wait: int = 1,
 ) -> tuple[list[int | None], bool]:
     """The switches a traceroute from `netns` crosses (None: a hop that is no switch's or did
-    not answer), and whether it reached `destination`. Without `source` the kernel picks it."""
+    not answer within `wait` seconds), and whether it reached `destination`. Without `source`
+    the kernel picks it."""
     chosen_source = ["-s", source] if source is not None else []
     out = run(
         in_netns(
@@ -31,7 +33,7 @@ def trace_switches(
                 "-q",
                 "1",
                 "-w",
-                "1",
+                str(wait),
                 "-m",
                 str(max_hops),
                 *chosen_source,
