@@ -8,22 +8,27 @@ use super::nic::HostQueues;
 use super::ring::Ring;
 use super::{Arrival, Fate, NicLane, QueueDiscipline, Queued, Transmitter};
 
-/// Two cache lines exactly (`prefetch` loads both): the transmitter, which every arrival at the
-/// port reads first, and the data FIFO in the first; the priority FIFO in the second.
+/// Two cache lines (`prefetch` loads both). The first holds what a packet that finds the port
+/// idle reads (the transmitter and both byte counts: it goes straight onto the wire) and the
+/// priority FIFO a departure tries first; the data FIFO is in the second. The port a packet is
+/// forwarded to is known only once its hop is chosen, too late to prefetch, so the first line
+/// is a miss the second need not add.
 #[derive(Default)]
 #[repr(C, align(64))]
 pub struct Fifos {
     pub tx: Transmitter,
-    /// Data packets (a host's NIC keeps them in its lanes instead); at switches that trim
-    /// nothing, control packets too.
-    pub low: Ring<Queued>,
-    /// Control packets and trimmed headers, served first: at hosts' NICs for every transport
-    /// (as htsim's host queue), at switches for NDP.
-    pub high: Ring<Queued>,
     /// Bytes in `low`, or at a NIC in its lanes.
     pub low_bytes: u64,
     pub high_bytes: u64,
+    /// Control packets and trimmed headers, served first: at hosts' NICs for every transport
+    /// (as htsim's host queue), at switches for NDP.
+    pub high: Ring<Queued>,
+    /// Data packets (a host's NIC keeps them in its lanes instead); at switches that trim
+    /// nothing, control packets too.
+    pub low: Ring<Queued>,
 }
+
+const _: () = assert!(std::mem::offset_of!(Fifos, low) == 64);
 
 pub struct PortFifos {
     ports: PortTable<Fifos>,

@@ -4,12 +4,15 @@
 //! slots number a power of two, so that an index masked by their number less one is always
 //! in range and needs no bounds check.
 
+///
+/// 32 bytes (the slots' vector and two `u32`s), so that a port's transmitter, byte counts and
+/// priority FIFO share one cache line (`fifos::Fifos`).
 #[derive(Debug)]
 pub struct Ring<T> {
-    /// The slots; their number is zero or a power of two.
+    /// The slots; their number is zero or a power of two, below 2^32.
     buf: Vec<T>,
-    head: usize,
-    len: usize,
+    head: u32,
+    len: u32,
 }
 
 impl<T> Default for Ring<T> {
@@ -25,7 +28,7 @@ impl<T> Default for Ring<T> {
 impl<T: Copy> Ring<T> {
     #[inline(always)]
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     #[inline(always)]
@@ -35,10 +38,10 @@ impl<T: Copy> Ring<T> {
 
     #[inline(always)]
     pub fn push_back(&mut self, item: T) {
-        if self.len == self.buf.len() {
+        if self.len as usize == self.buf.len() {
             self.grow(item);
         }
-        let i = (self.head + self.len) & (self.buf.len() - 1);
+        let i = (self.head as usize + self.len as usize) & (self.buf.len() - 1);
         debug_assert!(i < self.buf.len());
         // SAFETY: the slots number a power of two (`grow`), so `i`, masked by their number
         // less one, is one of them.
@@ -51,10 +54,11 @@ impl<T: Copy> Ring<T> {
         if self.len == 0 {
             return None;
         }
-        debug_assert!(self.head < self.buf.len());
+        debug_assert!((self.head as usize) < self.buf.len());
         // SAFETY: `head` is always masked by the slots' number less one (a power of two).
-        let item = unsafe { *self.buf.get_unchecked(self.head) };
-        self.head = (self.head + 1) & (self.buf.len() - 1);
+        let item = unsafe { *self.buf.get_unchecked(self.head as usize) };
+        // The slots number at most 2^31 (`grow`), so their number less one fits a `u32`.
+        self.head = (self.head + 1) & (self.buf.len() - 1) as u32;
         self.len -= 1;
         Some(item)
     }
@@ -65,7 +69,7 @@ impl<T: Copy> Ring<T> {
             return None;
         }
         self.len -= 1;
-        Some(self.buf[(self.head + self.len) & (self.buf.len() - 1)])
+        Some(self.buf[(self.head as usize + self.len as usize) & (self.buf.len() - 1)])
     }
 
     /// Doubles the slots (at least 4), the items in order from slot 0; `fill` pads the rest.
@@ -73,9 +77,11 @@ impl<T: Copy> Ring<T> {
     #[inline(never)]
     fn grow(&mut self, fill: T) {
         let cap = (2 * self.buf.len()).max(4);
+        assert!(cap <= 1 << 31, "a FIFO of more than 2^31 packets");
         let mut buf = Vec::with_capacity(cap);
         let mask = self.buf.len().wrapping_sub(1);
-        buf.extend((0..self.len).map(|i| self.buf[(self.head + i) & mask]));
+        let head = self.head as usize;
+        buf.extend((0..self.len as usize).map(|i| self.buf[(head + i) & mask]));
         buf.resize(cap, fill);
         self.buf = buf;
         self.head = 0;
