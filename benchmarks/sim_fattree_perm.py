@@ -28,6 +28,9 @@ its CPU time and FCTs beside these: the speed-up is then measured, not taken fro
 reference figures below, which another day's machine may not match (htsim took 28.5 CPU-s when
 they were written, 18.8 to 22.2 on 2026-11-27 on the same machine class).
 
+Every run prints `native_build`: "pgo" for the module `.ci/install` builds with a profile of a
+training run (about 5% fewer instructions here), "plain" after `pip install -e .` or cargo.
+
 `--ref DIR` runs the same scenario, now, with the package of another checkout (say a worktree
 of the previous commit, its native module built) and prints its figures beside these, so a
 loaded machine slows both alike; `--repeat N` runs both N times, alternating, and prints each
@@ -142,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     sender_us = result.sender_fct_ps() / 1e6
     receiver_us = result.fct_ps() / 1e6
     figures = {
+        "native_build": native_build(),
         "hosts": network.n_hosts,
         "flows": workload.n_flows,
         "flows_finished": int(result.finished.sum()),
@@ -178,6 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if within and fast else 1
 
 
+def native_build() -> str:
+    """How the native module that ran was built: "pgo" (`.ci/install` builds it so, with a
+    profile of a training run) or "plain" (`pip install -e .` or cargo alone)."""
+    from fatpaths_cfg import _native
+
+    return _native.BUILD
+
+
 def process_cpu_seconds() -> float:
     """CPU time of this process so far: start-up, imports and the run. Its exit, still to
     come, is not in it; `--htsim` and `--ref` measure the whole process from outside."""
@@ -200,6 +212,7 @@ def incast(args: argparse.Namespace) -> int:
     result = checked(simulate(network, workload, config))
     process = process_cpu_seconds()
     figures = {
+        "native_build": native_build(),
         "flows": workload.n_flows,
         "flows_finished": int(result.finished.sum()),
         "events": result.counters["events"],
@@ -296,6 +309,7 @@ def beside_htsim(args: argparse.Namespace, argv: list[str]) -> int:
             ("sender_fct_max_us", ours["sender_fct_max_us"], theirs["max_us"]),
         ]
     rows.append(("flows_finished", ours["flows_finished"], theirs["flows"]))
+    rows.append(("native_build", ours["native_build"], "-"))
     print(f"{'':>30}  {'fatpaths':>12}  {'htsim':>12}")
     for key, a, b in rows:
         print(f"{key:>30}  {a!s:>12}  {b!s:>12}")

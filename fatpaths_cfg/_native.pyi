@@ -4,6 +4,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+# "pgo" when built with a profile of its training run (.ci/pgo_build.py), else "plain".
+BUILD: str
+
 def layer_forwarding(
     nr: int,
     edge_u: npt.NDArray[np.int32],

@@ -1,5 +1,6 @@
 """The type stub `_native.pyi` describes the extension module as built: the same functions,
-classes, methods and properties, with the same parameter names and the same optional ones."""
+classes, methods, properties and constants, with the same parameter names and the same
+optional ones."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def _stub() -> dict[str, Any]:
                 if isinstance(item, ast.FunctionDef):
                     members[item.name] = "property" if _is_property(item) else _stub_params(item)
             names[node.name] = members
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = "constant"
     return names
 
 
@@ -72,8 +75,10 @@ def _runtime() -> dict[str, Any]:
                 elif not member.startswith("_"):
                     members[member] = _runtime_params(value)
             names[name] = members
-        else:
+        elif callable(obj):
             names[name] = _runtime_params(obj)
+        else:
+            names[name] = "constant"
     return names
 
 
@@ -86,3 +91,8 @@ def test_stub_signatures_match_the_module(name: str) -> None:
     stub = _stub()
     assert name in stub, f"{name} is missing from {STUB.name}"
     assert stub[name] == _runtime()[name]
+
+
+def test_the_module_says_how_it_was_built() -> None:
+    # "pgo" after `.ci/pgo_build.py`, "plain" from `pip install -e .` or cargo alone.
+    assert _native.BUILD in {"plain", "pgo"}

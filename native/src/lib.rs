@@ -19,8 +19,17 @@ use pyo3::prelude::*;
 use layers::overlap;
 use verify::{address_lines, deadlock, route_check, route_lines};
 
+/// How this module was built: "pgo" when `.ci/pgo_build.py` built it with a profile of its
+/// training run (it sets `FATPATHS_NATIVE_BUILD`), else "plain" (`pip install -e .`, cargo).
+/// Benchmarks print it beside their figures.
+const BUILD: &str = match option_env!("FATPATHS_NATIVE_BUILD") {
+    Some(build) => build,
+    None => "plain",
+};
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("BUILD", BUILD)?;
     m.add_function(wrap_pyfunction!(routing::python::layer_forwarding, m)?)?;
     m.add_function(wrap_pyfunction!(routing::python::layer_forwarding_into, m)?)?;
     m.add_function(wrap_pyfunction!(routing::python::layer_distances, m)?)?;
