@@ -12,6 +12,7 @@ without a profile's guidance.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -26,19 +27,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def headline() -> None:
-    """The benchmark's own scenario and options (benchmarks/sim_fattree_perm.py)."""
-    net = network_from_topology("fattree", {"k": 16}, seed=1, link_gbps=100.0)
-    flows = make_workload(net, "permutation", 2_000_000, seed=1)
-    config = SimConfig(
-        transport="ndp",
-        load_balancing="spray",
-        mtu=4000,
-        queue_packets=35,
-        initial_window=50,
-        min_rto_us=50_000,
-        seed=1,
+    """The benchmark's own scenario, from the benchmark itself (benchmarks/sim_fattree_perm.py)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench", ROOT / "benchmarks" / "sim_fattree_perm.py"
     )
-    simulate(net, flows, config)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    net = bench.fat_tree(1)
+    simulate(net, bench.permutation(net, 1), bench.ndp_config(1))
 
 
 def variety() -> None:

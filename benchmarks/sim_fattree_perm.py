@@ -130,17 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         from fatpaths_cfg.sim.htsim import write_connection_matrix
 
         write_connection_matrix(workload, network.n_hosts, args.save_matrix)
-    config = SimConfig(
-        transport="ndp",
-        load_balancing="spray",
-        mtu=4000,
-        queue_packets=35,
-        initial_window=50,
-        # htsim's main_ndp sets a 50 ms minimum RTO; no timeout fires in this scenario.
-        min_rto_us=50_000,
-        seed=args.seed,
-    )
-    result = checked(simulate(network, workload, config))
+    result = checked(simulate(network, workload, ndp_config(args.seed)))
     c = result.counters
     sender_us = result.sender_fct_ps() / 1e6
     receiver_us = result.fct_ps() / 1e6
@@ -200,16 +190,7 @@ def incast(args: argparse.Namespace) -> int:
     """N hosts send to host 0 at once; the whole process's CPU time beside htsim's."""
     network = fat_tree(args.seed)
     workload = incast_workload(args)
-    config = SimConfig(
-        transport="ndp",
-        load_balancing="spray",
-        mtu=4000,
-        queue_packets=35,
-        initial_window=50,
-        min_rto_us=50_000,
-        seed=args.seed,
-    )
-    result = checked(simulate(network, workload, config))
+    result = checked(simulate(network, workload, ndp_config(args.seed)))
     process = process_cpu_seconds()
     figures = {
         "native_build": native_build(),
@@ -237,6 +218,21 @@ def incast(args: argparse.Namespace) -> int:
 def fat_tree(seed: int) -> SimNetwork:
     """The scenarios' fabric: a 3-tier fat tree, k=16 (1,024 hosts), 100 Gb/s links."""
     return network_from_topology("fattree", {"k": 16}, seed=seed, link_gbps=100.0)
+
+
+def ndp_config(seed: int) -> SimConfig:
+    """The NDP scenarios' options, htsim_ndp's (`HTSIM_ARGS`): MTU 4,000 B, 35-packet queues,
+    a first window of 50 packets, per-packet spraying."""
+    return SimConfig(
+        transport="ndp",
+        load_balancing="spray",
+        mtu=4000,
+        queue_packets=35,
+        initial_window=50,
+        # htsim's main_ndp sets a 50 ms minimum RTO; no timeout fires in these scenarios.
+        min_rto_us=50_000,
+        seed=seed,
+    )
 
 
 def permutation(network: SimNetwork, seed: int) -> Workload:

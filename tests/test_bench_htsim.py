@@ -3,22 +3,16 @@ arguments it passes on to its own runs. (htsim itself is not built here; the ben
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "sim_fattree_perm.py"
+from script_loader import load_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sim_fattree_perm", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/sim_fattree_perm.py")
 
 
 # The shape of htsim_ndp's output (ndp.cpp prints one such line per flow as its source has

@@ -3,22 +3,16 @@ merged by another version is one rustc cannot read, and the build would fail."""
 
 from __future__ import annotations
 
-import importlib.util
 import stat
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / ".ci" / "pgo_build.py"
+from script_loader import load_script
 
 
 def load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("pgo_build", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(".ci/pgo_build.py")
 
 
 def fake_tool(path: Path, version_line: str) -> Path:
