@@ -145,7 +145,8 @@ struct Slot {
 ///
 /// A handle indexes the arena without a bounds check: every handle an event or a queue holds
 /// was given out by `alloc_packet` (a slot it pushed, or a freed one it took back), and the
-/// arena never shrinks, so every handle is below its length. Debug builds check it. The checks cost 10 instructions per event on the k=16 benchmark (132 M, 3%).
+/// arena never shrinks, so every handle is below its length. Debug builds check it. The checks
+/// cost 10 instructions per event on the k=16 benchmark (132 M, 3%).
 #[derive(Default)]
 struct Arena(Vec<Slot>);
 
@@ -192,10 +193,10 @@ pub struct Datapath {
     /// A switch port's data queue capacity (what adaptive routing compares occupancy with).
     queue_cap_bytes: u64,
     routing: Box<dyn RoutingScheme>,
-    /// Plain layered routing's priority per layer (`RoutingScheme::layer_priorities`): the
-    /// datapath then decides layer, intermediate and channel itself, without a call per hop.
-    layer_priorities: Option<Vec<u8>>,
-    /// The same per layer number, 0 for layers without one (`layer_channel`): what plain
+    /// Plain layered routing (`RoutingScheme::layer_priorities` is set): the datapath then
+    /// decides layer, intermediate and channel itself, without a call per hop.
+    layered: bool,
+    /// Its priority per layer number, 0 for layers without one (`layer_channel`): what plain
     /// layered routing's hop reads, indexed by a `u8` without a check or an `Option`.
     layer_channels: [u8; 256],
     /// Whether the routing scheme reacts to queue occupancy (adaptive routing).
@@ -465,7 +466,7 @@ impl Simulator {
             host_switch: spec.host_switch.clone(),
             fib,
             watch_queues: routing.watches_queues(),
-            layer_priorities: routing.layer_priorities().map(<[u8]>::to_vec),
+            layered: routing.layer_priorities().is_some(),
             layer_channels: std::array::from_fn(|layer| {
                 routing
                     .layer_priorities()
@@ -476,7 +477,7 @@ impl Simulator {
         };
         // `forward::<true>` skips the queue watch: plain layered routing reacts to no queue.
         assert!(
-            !(net.watch_queues && net.layer_priorities.is_some()),
+            !(net.watch_queues && net.layered),
             "a layered routing scheme that watches queues needs forward::<true> to call it"
         );
         Ok(Simulator {
@@ -929,7 +930,7 @@ impl Datapath {
             Some(p)
         } else {
             // Plain layered routing, decided here once, has its own copy of the hop.
-            if self.layer_priorities.is_some() {
+            if self.layered {
                 self.forward::<true>(pkt, node, port);
             } else {
                 self.forward_routed(pkt, node, port);
@@ -945,7 +946,7 @@ impl Datapath {
         self.forward::<false>(pkt, switch, in_port);
     }
 
-    /// `LAYERED`: plain layered routing (`layer_priorities` is set), which never sends a packet
+    /// `LAYERED`: plain layered routing (`layered`), which never sends a packet
     /// via an intermediate and never watches queues.
     #[inline(always)]
     fn forward<const LAYERED: bool>(&mut self, pkt: u32, switch: u32, in_port: u32) {
@@ -962,7 +963,7 @@ impl Datapath {
         // whole tag in and out cost about 20 instructions per hop.
         let (tag_via, tag_prio, tag_hops) =
             (slot.tag.route.via, slot.tag.prio, slot.tag.route.hops);
-        debug_assert_eq!(LAYERED, self.layer_priorities.is_some());
+        debug_assert_eq!(LAYERED, self.layered);
         // Plain layered routing never sets an intermediate (only `inject` does): it heads for
         // the destination's switch, and its tags keep `NO_VIA`.
         debug_assert!(!LAYERED || tag_via == NO_VIA);
@@ -1053,7 +1054,7 @@ impl Datapath {
     /// The virtual channel of a packet of `layer` about to take its hop number `hops`.
     #[inline]
     fn channel(&self, layer: u8, hops: u8) -> u8 {
-        if self.layer_priorities.is_some() {
+        if self.layered {
             self.layer_channels[layer as usize]
         } else {
             self.routing.channel(layer, hops)
