@@ -405,23 +405,14 @@ def run_lab_test(
     sampled = sample_traces(candidates, traces_per_layer, plan.compiled.seed)
     max_hops = int(plan.compiled.dist[plan.compiled.dist < 255].max(initial=0)) + 2
 
-    def trace_ok(probe: Probe, hops: list[int | None]) -> bool:
+    def trace(probe: Probe, wait: int) -> TraceResult:
+        hops = _traceroute(plan, probe, max_hops, wait)
+        expected = model.path(probe.layer, probe.src_switch, probe.dst_switch)
         clean = [h for h in hops if h is not None]
         ok = len(clean) == len(hops) and model.is_path(probe.layer, clean, probe.dst_switch)
-        return ok and clean[0] == probe.src_switch
+        return TraceResult(probe, hops, expected, ok and clean[0] == probe.src_switch)
 
-    found = parallel_retried(
-        lambda p, wait: _traceroute(plan, p, max_hops, wait), sampled, trace_ok
-    )
-    traces = [
-        TraceResult(
-            probe,
-            hops,
-            model.path(probe.layer, probe.src_switch, probe.dst_switch),
-            trace_ok(probe, hops),
-        )
-        for probe, hops in zip(sampled, found, strict=True)
-    ]
+    traces = parallel_retried(trace, sampled, lambda _, result: result.ok)
     return LabTestReport(
         pings,
         traces,
